@@ -1,0 +1,1 @@
+//! LT codes (in progress).

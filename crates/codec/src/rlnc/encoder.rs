@@ -1,0 +1,136 @@
+use super::{check_coefficients, check_generation, check_payload, CodecError};
+use crate::coefficients;
+use ncmesh_gf::Field;
+
+/// Holds one generation of source symbols and produces combinations of them.
+#[derive(Clone, Debug)]
+pub struct Encoder {
+    field: Field,
+    symbols: usize,
+    symbol_bytes: usize,
+    data: Vec<u8>,
+    systematic: bool,
+    /// Source symbols already sent uncoded in systematic mode.
+    sent_uncoded: usize,
+}
+
+/// What [`Encoder::produce`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Produced {
+    /// Source symbol `index`, uncoded (its coefficient vector is the unit vector).
+    Uncoded(usize),
+    /// A combination whose coefficients were drawn from the given seed.
+    Coded(u64),
+}
+
+impl Encoder {
+    /// An encoder for `symbols` symbols of `symbol_bytes` bytes, all zero until set.
+    /// `symbol_bytes == 0` makes a virtual encoder.
+    pub fn new(field: Field, symbols: usize, symbol_bytes: usize) -> Result<Encoder, CodecError> {
+        check_generation(field, symbols, symbol_bytes)?;
+        Ok(Encoder {
+            field,
+            symbols,
+            symbol_bytes,
+            data: vec![0; symbols * symbol_bytes],
+            systematic: false,
+            sent_uncoded: 0,
+        })
+    }
+
+    pub fn field(&self) -> Field {
+        self.field
+    }
+    pub fn symbols(&self) -> usize {
+        self.symbols
+    }
+    pub fn symbol_bytes(&self) -> usize {
+        self.symbol_bytes
+    }
+    /// The generation's capacity in bytes.
+    pub fn block_bytes(&self) -> usize {
+        self.data.len()
+    }
+
+    /// In systematic mode [`Encoder::produce`] first sends every source symbol
+    /// uncoded, then combinations: with little loss most symbols need no decoding.
+    pub fn set_systematic(&mut self, on: bool) {
+        self.systematic = on;
+    }
+
+    pub fn is_systematic(&self) -> bool {
+        self.systematic
+    }
+
+    /// Copies `data` in as the generation, zero-padding the rest.
+    pub fn set_data(&mut self, data: &[u8]) -> Result<(), CodecError> {
+        if data.len() > self.data.len() {
+            return Err(CodecError::DataTooLarge { got: data.len(), capacity: self.data.len() });
+        }
+        self.data[..data.len()].copy_from_slice(data);
+        self.data[data.len()..].fill(0);
+        self.sent_uncoded = 0;
+        Ok(())
+    }
+
+    /// Replaces source symbol `index`.
+    pub fn set_symbol(&mut self, index: usize, symbol: &[u8]) -> Result<(), CodecError> {
+        self.check_index(index)?;
+        check_payload(symbol, self.symbol_bytes)?;
+        self.data[index * self.symbol_bytes..(index + 1) * self.symbol_bytes].copy_from_slice(symbol);
+        Ok(())
+    }
+
+    /// Source symbol `index`.
+    pub fn symbol(&self, index: usize) -> Option<&[u8]> {
+        (index < self.symbols).then(|| &self.data[index * self.symbol_bytes..(index + 1) * self.symbol_bytes])
+    }
+
+    fn check_index(&self, index: usize) -> Result<(), CodecError> {
+        if index >= self.symbols {
+            return Err(CodecError::IndexOutOfRange { index: index as u64, limit: self.symbols as u64 });
+        }
+        Ok(())
+    }
+
+    /// Writes `sum coefficients[i] * symbol[i]` into `payload`.
+    pub fn encode(&self, coefficients: &[u8], payload: &mut [u8]) -> Result<(), CodecError> {
+        check_coefficients(self.field, coefficients, self.symbols)?;
+        check_payload(payload, self.symbol_bytes)?;
+        payload.fill(0);
+        if self.symbol_bytes > 0 {
+            let rows: Vec<&[u8]> = self.data.chunks_exact(self.symbol_bytes).collect();
+            self.field.symbol_axpy_multi(coefficients, &rows, payload);
+        }
+        Ok(())
+    }
+
+    /// Draws the coefficient vector for `seed` into `coefficients` and encodes with it.
+    pub fn encode_seeded(&self, seed: u64, coefficients: &mut [u8], payload: &mut [u8]) -> Result<(), CodecError> {
+        if coefficients.len() != self.symbols {
+            return Err(CodecError::CoefficientLength { got: coefficients.len(), expected: self.symbols });
+        }
+        coefficients::generate(self.field, seed, coefficients);
+        self.encode(coefficients, payload)
+    }
+
+    /// The next symbol to send: in systematic mode the next uncoded source
+    /// symbol while any remain, otherwise a combination drawn from `seed`.
+    /// `coefficients` receives the symbol's coefficient vector either way.
+    pub fn produce(&mut self, seed: u64, coefficients: &mut [u8], payload: &mut [u8]) -> Result<Produced, CodecError> {
+        if self.systematic && self.sent_uncoded < self.symbols {
+            let index = self.sent_uncoded;
+            check_payload(payload, self.symbol_bytes)?;
+            if coefficients.len() != self.symbols {
+                return Err(CodecError::CoefficientLength { got: coefficients.len(), expected: self.symbols });
+            }
+            coefficients.fill(0);
+            coefficients[index] = 1;
+            payload.copy_from_slice(self.symbol(index).expect("index checked"));
+            self.sent_uncoded += 1;
+            return Ok(Produced::Uncoded(index));
+        }
+        self.encode_seeded(seed, coefficients, payload)?;
+        Ok(Produced::Coded(seed))
+    }
+}

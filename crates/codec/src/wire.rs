@@ -1,0 +1,1 @@
+//! The coded-symbol wire format (in progress).

@@ -1,0 +1,173 @@
+//! Every kernel path against the scalar reference, and field axioms.
+
+use super::*;
+
+const LENGTHS: [usize; 9] = [0, 1, 15, 16, 63, 64, 257, 1500, 4096];
+
+fn bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 24) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn every_isa_matches_scalar() {
+    let reference = Kernels::scalar();
+    let all = Kernels::available();
+    assert!(!all.is_empty());
+    for k in &all {
+        for (case, &len) in LENGTHS.iter().enumerate() {
+            let x = bytes(len, case as u64);
+            let y = bytes(len, 100 + case as u64);
+            for field in (1..=8).map(|q| Field::new(q).unwrap()) {
+                for a in [2u8, 3, 0x1d, 0x8e, 0xff] {
+                    for m in [field.element_map(a), &TABLES[field.q as usize - 1].packed[(a & field.max_element()) as usize]] {
+                        let (mut want, mut got) = (y.clone(), y.clone());
+                        (reference.map_xor)(m, &x, &mut want);
+                        (k.map_xor)(m, &x, &mut got);
+                        assert_eq!(want, got, "{:?} map_xor len {len} {field:?} a={a}", k.isa);
+                        (reference.map)(m, &mut want);
+                        (k.map)(m, &mut got);
+                        assert_eq!(want, got, "{:?} map len {len}", k.isa);
+                    }
+                }
+            }
+            let (mut want, mut got) = (y.clone(), y.clone());
+            (reference.xor)(&x, &mut want);
+            (k.xor)(&x, &mut got);
+            assert_eq!(want, got, "{:?} xor len {len}", k.isa);
+            assert_eq!((reference.dot256)(&x, &y), (k.dot256)(&x, &y), "{:?} dot len {len}", k.isa);
+
+            for rows in [1usize, 3, 17] {
+                let xs: Vec<Vec<u8>> = (0..rows).map(|r| bytes(len, 7 * r as u64 + 5)).collect();
+                let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
+                let ms: Vec<&ByteMap> = (0..rows).map(|r| Field::GF256.element_map((r as u8).wrapping_mul(37).wrapping_add(1))).collect();
+                let (mut want, mut got) = (y.clone(), y.clone());
+                (reference.map_xor_multi)(&ms, &xr, &mut want);
+                (k.map_xor_multi)(&ms, &xr, &mut got);
+                assert_eq!(want, got, "{:?} multi len {len} rows {rows}", k.isa);
+            }
+        }
+    }
+}
+
+#[test]
+fn kernels_leave_bytes_past_the_slice_alone() {
+    for k in Kernels::available() {
+        for len in [1usize, 15, 63, 100] {
+            let x = bytes(len + 64, 1);
+            let mut y = bytes(len + 64, 2);
+            let guard = y[len..].to_vec();
+            (k.map_xor)(Field::GF256.element_map(7), &x[..len], &mut y[..len]);
+            (k.map)(Field::GF256.element_map(7), &mut y[..len]);
+            (k.xor)(&x[..len], &mut y[..len]);
+            assert_eq!(&y[len..], guard.as_slice(), "{:?} wrote past the end", k.isa);
+        }
+    }
+}
+
+#[test]
+fn field_axioms_hold() {
+    for field in (1..=8).map(|q| Field::new(q).unwrap()) {
+        let n = field.order() as u16;
+        for a in 0..n {
+            let a = a as u8;
+            assert_eq!(field.mul(a, 1), a);
+            assert_eq!(field.mul(a, 0), 0);
+            if a != 0 {
+                assert_eq!(field.mul(a, field.inv(a)), 1, "{field:?} a={a}");
+            }
+            for b in 0..n {
+                let b = b as u8;
+                assert_eq!(field.mul(a, b), field.mul(b, a));
+                let c = (a ^ b).wrapping_mul(3) & field.max_element();
+                assert_eq!(field.mul(a, b ^ c), field.mul(a, b) ^ field.mul(a, c), "distributive");
+            }
+        }
+    }
+}
+
+#[test]
+fn gf256_uses_0x11d() {
+    // x^8 = x^4 + x^3 + x^2 + 1 under 0x11D.
+    assert_eq!(Field::GF256.mul(0x80, 2), 0x1d);
+    assert_eq!(Field::GF256.polynomial(), 0x11d);
+    assert_eq!(Field::new(9), Err(FieldError::UnsupportedDegree(9)));
+    assert_eq!(Field::new(0), Err(FieldError::UnsupportedDegree(0)));
+}
+
+/// A symbol operation must equal the element-wise operation on the symbol's
+/// elements, whatever the layout.
+fn unpack(field: Field, symbol: &[u8]) -> Vec<u8> {
+    let q = field.degree() as usize;
+    if field.symbol_granularity() == 1 {
+        let per = 8 / q;
+        symbol.iter().flat_map(|&b| (0..per).map(move |k| (b >> (k * q)) & field.max_element())).collect()
+    } else {
+        let plane = symbol.len() / q;
+        (0..plane * 8)
+            .map(|k| (0..q).fold(0u8, |e, i| e | (((symbol[i * plane + k / 8] >> (k % 8)) & 1) << i)))
+            .collect()
+    }
+}
+
+#[test]
+fn symbol_ops_act_elementwise() {
+    for field in (1..=8).map(|q| Field::new(q).unwrap()) {
+        for len in [0usize, 1, 15, 1500, 4096] {
+            let len = len - len % field.symbol_granularity();
+            let x = bytes(len, 3);
+            let y = bytes(len, 4);
+            for a in 0..field.order().min(20) as u8 {
+                let mut got = y.clone();
+                field.symbol_axpy(a, &x, &mut got);
+                let want: Vec<u8> = unpack(field, &x)
+                    .iter()
+                    .zip(unpack(field, &y))
+                    .map(|(&xe, ye)| ye ^ field.mul(a, xe))
+                    .collect();
+                assert_eq!(unpack(field, &got), want, "{field:?} len {len} a={a}");
+                let mut scaled = y.clone();
+                field.symbol_scale(a, &mut scaled);
+                let want: Vec<u8> = unpack(field, &y).iter().map(|&e| field.mul(a, e)).collect();
+                assert_eq!(unpack(field, &scaled), want, "{field:?} scale len {len} a={a}");
+            }
+        }
+    }
+}
+
+#[test]
+fn multi_equals_repeated_axpy() {
+    for field in (1..=8).map(|q| Field::new(q).unwrap()) {
+        let len = 1500 - 1500 % field.symbol_granularity();
+        let xs: Vec<Vec<u8>> = (0..40).map(|r| bytes(len, r)).collect();
+        let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
+        let a: Vec<u8> = bytes(40, 99).iter().map(|c| c & field.max_element()).collect();
+        let mut want = bytes(len, 77);
+        let mut got = want.clone();
+        for (&c, x) in a.iter().zip(&xr) {
+            field.symbol_axpy(c, x, &mut want);
+        }
+        field.symbol_axpy_multi(&a, &xr, &mut got);
+        assert_eq!(want, got, "{field:?}");
+
+        let elems: Vec<Vec<u8>> = xs.iter().map(|x| x.iter().map(|b| b & field.max_element()).collect()).collect();
+        let er: Vec<&[u8]> = elems.iter().map(|v| v.as_slice()).collect();
+        let mut want = vec![0u8; len];
+        let mut got = want.clone();
+        for (&c, x) in a.iter().zip(&er) {
+            field.axpy(c, x, &mut want);
+        }
+        field.axpy_multi(&a, &er, &mut got);
+        assert_eq!(want, got);
+        let d = field.dot(&a, &er.iter().map(|x| x[0]).collect::<Vec<_>>());
+        let want_d = a.iter().zip(&er).fold(0, |s, (&c, x)| s ^ field.mul(c, x[0]));
+        assert_eq!(d, want_d);
+    }
+}
