@@ -177,6 +177,36 @@ impl Field {
         sum(terms, y, |c| self.element_map(c));
     }
 
+    /// Element vectors: `y += c * x` for every `(c, y)` term, the rank-one
+    /// update that clears a new pivot column from the other rows.
+    ///
+    /// # Panics
+    /// If any `y` differs from `x` in length.
+    pub fn axpy_fanout<'a>(self, x: &[u8], terms: impl IntoIterator<Item = (u8, &'a mut [u8])>) {
+        const BATCH: usize = 32;
+        let mut maps: [&ByteMap; BATCH] = [&ByteMap::ZERO; BATCH];
+        let mut rows: [&mut [u8]; BATCH] = std::array::from_fn(|_| <&mut [u8]>::default());
+        let mut n = 0;
+        let k = Kernels::best();
+        for (c, y) in terms {
+            assert_eq!(x.len(), y.len(), "axpy_fanout: row differs in length from the input");
+            let m = self.element_map(c);
+            if m.affine == 0 {
+                continue;
+            }
+            maps[n] = m;
+            rows[n] = y;
+            n += 1;
+            if n == BATCH {
+                (k.map_xor_fanout)(&maps, x, &mut rows);
+                n = 0;
+            }
+        }
+        if n > 0 {
+            (k.map_xor_fanout)(&maps[..n], x, &mut rows[..n]);
+        }
+    }
+
     /// Element vectors: the inner product `sum x[i] * y[i]`.
     ///
     /// # Panics

@@ -52,6 +52,14 @@ fn every_isa_matches_scalar() {
                 (reference.map_xor_multi)(&ms, &xr, &mut want);
                 (k.map_xor_multi)(&ms, &xr, &mut got);
                 assert_eq!(want, got, "{:?} multi len {len} rows {rows}", k.isa);
+
+                let mut want: Vec<Vec<u8>> = xs.clone();
+                let mut got: Vec<Vec<u8>> = xs.clone();
+                let mut want_refs: Vec<&mut [u8]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
+                let mut got_refs: Vec<&mut [u8]> = got.iter_mut().map(|v| v.as_mut_slice()).collect();
+                (reference.map_xor_fanout)(&ms, &y, &mut want_refs);
+                (k.map_xor_fanout)(&ms, &y, &mut got_refs);
+                assert_eq!(want, got, "{:?} fanout len {len} rows {rows}", k.isa);
             }
         }
     }

@@ -2,31 +2,37 @@ use super::{check_coefficients, check_generation, check_payload, CodecError, Rec
 use crate::{coefficients, prng::SplitMix64};
 use ncmesh_gf::Field;
 
-/// Progressive Gaussian elimination over one generation.
+/// Progressive Gauss-Jordan elimination over one generation.
 ///
 /// Row `i` of the matrix, when present, has its first non-zero coefficient,
 /// the *pivot*, at column `i`, scaled to one: the decoder has *seen* symbol
 /// `i` in the sense of Sundararajan et al. (it holds `s_i + sum_{j>i} c_j s_j`).
-/// Incoming symbols are reduced against every pivot, so rows stay in echelon
-/// form. Back-substitution is deferred to [`Decoder::reduce`], which runs by
-/// itself on completion: eliminating forward only halves the work of keeping
-/// the matrix fully reduced after every symbol, and lets each row update
-/// be one multi-row kernel call.
+/// The coefficient rows are kept in reduced row echelon form, so a symbol is
+/// decoded the moment its row becomes a unit vector.
+///
+/// Payloads are never touched during elimination. Each row also carries the
+/// weights that express it as a combination of the innovative payloads
+/// received so far, which are stored as they arrived. A payload is computed
+/// once, when its symbol is asked for, as one multi-row sum: elimination
+/// then costs a few vector operations of 2g bytes per symbol instead of
+/// O(g) passes over 1500-byte payloads, and recoding costs what encoding does.
 #[derive(Clone, Debug)]
 pub struct Decoder {
     field: Field,
     symbols: usize,
     symbol_bytes: usize,
-    /// `symbols x symbols` coefficients, row `i` meaningful when `pivot[i]`.
-    coefficients: Vec<u8>,
-    /// `symbols x symbol_bytes` payloads, aligned with `coefficients`.
-    payloads: Vec<u8>,
+    /// Row length: `symbols` coefficients, then (with payloads) `symbols` weights.
+    width: usize,
+    /// `symbols x width`; row `i` is meaningful when `pivot[i]`.
+    rows: Vec<u8>,
     pivot: Vec<bool>,
     rank: usize,
-    /// Rows were added since the last back-substitution.
-    dirty: bool,
-    scratch_coefficients: Vec<u8>,
-    scratch_payload: Vec<u8>,
+    /// The innovative payloads, in arrival order (`rank x symbol_bytes`).
+    received: Vec<u8>,
+    /// Decoded payloads by symbol index, valid where `materialized`.
+    decoded: Vec<u8>,
+    materialized: Vec<bool>,
+    scratch: Vec<u8>,
     factors: Vec<(u8, usize)>,
 }
 
@@ -35,17 +41,19 @@ impl Decoder {
     /// `symbol_bytes == 0` makes a virtual decoder that tracks coefficients only.
     pub fn new(field: Field, symbols: usize, symbol_bytes: usize) -> Result<Decoder, CodecError> {
         check_generation(field, symbols, symbol_bytes)?;
+        let width = if symbol_bytes > 0 { 2 * symbols } else { symbols };
         Ok(Decoder {
             field,
             symbols,
             symbol_bytes,
-            coefficients: vec![0; symbols * symbols],
-            payloads: vec![0; symbols * symbol_bytes],
+            width,
+            rows: vec![0; symbols * width],
             pivot: vec![false; symbols],
             rank: 0,
-            dirty: false,
-            scratch_coefficients: vec![0; symbols],
-            scratch_payload: vec![0; symbol_bytes],
+            received: Vec::with_capacity(symbols * symbol_bytes),
+            decoded: vec![0; symbols * symbol_bytes],
+            materialized: vec![false; symbols],
+            scratch: vec![0; width],
             factors: Vec::with_capacity(symbols),
         })
     }
@@ -73,11 +81,10 @@ impl Decoder {
         self.pivot.get(index).copied().unwrap_or(false)
     }
 
-    /// Whether symbol `index` is decoded: its row has no other non-zero
-    /// coefficient. Symbols that are decodable but not yet back-substituted
-    /// become decoded on [`Decoder::reduce`].
+    /// Whether symbol `index` is decoded: its row has no other non-zero coefficient.
     pub fn is_symbol_decoded(&self, index: usize) -> bool {
-        self.is_symbol_seen(index) && self.row(index).iter().enumerate().all(|(j, &c)| j == index || c == 0)
+        self.is_symbol_seen(index)
+            && self.coefficients(index).iter().enumerate().all(|(j, &c)| j == index || c == 0)
     }
 
     /// The number of decoded symbols.
@@ -86,26 +93,54 @@ impl Decoder {
     }
 
     /// The decoded symbol `index`, if it is decoded.
-    pub fn symbol(&self, index: usize) -> Option<&[u8]> {
-        self.is_symbol_decoded(index).then(|| self.payload(index))
+    pub fn symbol(&mut self, index: usize) -> Option<&[u8]> {
+        if !self.is_symbol_decoded(index) {
+            return None;
+        }
+        self.materialize(index);
+        let s = self.symbol_bytes;
+        Some(&self.decoded[index * s..(index + 1) * s])
+    }
+
+    /// The whole generation once complete, symbols in order.
+    pub fn data(&mut self) -> Option<&[u8]> {
+        if !self.is_complete() {
+            return None;
+        }
+        (0..self.symbols).for_each(|i| self.materialize(i));
+        Some(&self.decoded)
     }
 
     /// The coefficient row whose pivot is `index`, if symbol `index` is seen.
     pub fn coefficient_row(&self, index: usize) -> Option<&[u8]> {
-        self.is_symbol_seen(index).then(|| self.row(index))
-    }
-
-    /// The whole generation once complete, symbols in order.
-    pub fn data(&self) -> Option<&[u8]> {
-        self.is_complete().then_some(self.payloads.as_slice())
+        self.is_symbol_seen(index).then(|| self.coefficients(index))
     }
 
     fn row(&self, i: usize) -> &[u8] {
-        &self.coefficients[i * self.symbols..(i + 1) * self.symbols]
+        &self.rows[i * self.width..(i + 1) * self.width]
     }
 
-    fn payload(&self, i: usize) -> &[u8] {
-        &self.payloads[i * self.symbol_bytes..(i + 1) * self.symbol_bytes]
+    fn coefficients(&self, i: usize) -> &[u8] {
+        &self.row(i)[..self.symbols]
+    }
+
+    /// The received payloads weighted by `weights`, summed into `out`.
+    fn combine_received(&self, weights: &[u8], out: &mut [u8]) {
+        let s = self.symbol_bytes;
+        let terms = weights.iter().copied().zip(self.received.chunks_exact(s));
+        self.field.symbol_axpy_sum(terms, out);
+    }
+
+    fn materialize(&mut self, i: usize) {
+        if self.materialized[i] || self.symbol_bytes == 0 {
+            return;
+        }
+        let s = self.symbol_bytes;
+        let mut out = std::mem::take(&mut self.decoded);
+        out[i * s..(i + 1) * s].fill(0);
+        self.combine_received(&self.row(i)[self.symbols..], &mut out[i * s..(i + 1) * s]);
+        self.decoded = out;
+        self.materialized[i] = true;
     }
 
     /// Adds the coded symbol `payload = sum coefficients[i] * s_i`.
@@ -115,9 +150,8 @@ impl Decoder {
         if self.is_complete() {
             return Ok(Received::NotInnovative);
         }
-        self.scratch_coefficients.copy_from_slice(coefficients);
-        self.scratch_payload.copy_from_slice(payload);
-        Ok(self.insert_scratch())
+        self.scratch[..self.symbols].copy_from_slice(coefficients);
+        Ok(self.insert_scratch(payload))
     }
 
     /// Adds source symbol `index`, uncoded (a systematic symbol).
@@ -129,78 +163,43 @@ impl Decoder {
         if self.is_complete() || self.is_symbol_decoded(index) {
             return Ok(Received::NotInnovative);
         }
-        self.scratch_coefficients.fill(0);
-        self.scratch_coefficients[index] = 1;
-        self.scratch_payload.copy_from_slice(payload);
-        Ok(self.insert_scratch())
+        self.scratch[..self.symbols].fill(0);
+        self.scratch[index] = 1;
+        Ok(self.insert_scratch(payload))
     }
 
     /// Reduces the scratch row against every pivot and keeps it if anything is left.
-    fn insert_scratch(&mut self) -> Received {
-        let (n, field) = (self.symbols, self.field);
-        self.factors.clear();
-        let mut new_pivot = None;
-        for j in 0..n {
-            let c = self.scratch_coefficients[j];
-            if c == 0 {
-                continue;
-            }
-            if self.pivot[j] {
-                // Row j is zero before j, so only the tail changes.
-                field.axpy(c, &self.coefficients[j * n + j..(j + 1) * n], &mut self.scratch_coefficients[j..]);
-                self.factors.push((c, j));
-            } else if new_pivot.is_none() {
-                new_pivot = Some(j);
-            }
+    fn insert_scratch(&mut self, payload: &[u8]) -> Received {
+        let (g, w, field) = (self.symbols, self.width, self.field);
+        // The new payload would be received number `rank`.
+        self.scratch[g..].fill(0);
+        if w > g {
+            self.scratch[g + self.rank] = 1;
         }
-        let Some(p) = new_pivot else {
+        // Rows are fully reduced, so every pivot column is cleared in one sum
+        // with the scratch row's original entries as factors.
+        self.factors.clear();
+        self.factors.extend((0..g).filter(|&j| self.pivot[j] && self.scratch[j] != 0).map(|j| (self.scratch[j], j)));
+        let rows = &self.rows;
+        field.axpy_sum(self.factors.iter().map(|&(c, j)| (c, &rows[j * w..(j + 1) * w])), &mut self.scratch);
+        let Some(p) = self.scratch[..g].iter().position(|&c| c != 0) else {
             return Received::NotInnovative;
         };
-        let s = self.symbol_bytes;
-        let payloads = &self.payloads;
-        field.symbol_axpy_sum(
-            self.factors.iter().map(|&(c, j)| (c, &payloads[j * s..(j + 1) * s])),
-            &mut self.scratch_payload,
-        );
-        let inverse = field.inv(self.scratch_coefficients[p]);
-        field.scale(inverse, &mut self.scratch_coefficients[p..]);
-        field.symbol_scale(inverse, &mut self.scratch_payload);
-        self.coefficients[p * n..(p + 1) * n].copy_from_slice(&self.scratch_coefficients);
-        self.payloads[p * s..(p + 1) * s].copy_from_slice(&self.scratch_payload);
+        field.scale(field.inv(self.scratch[p]), &mut self.scratch);
+        // Clear the new pivot column from the rows above it.
+        let scratch = &self.scratch;
+        let pivot = &self.pivot;
+        let above = self.rows.chunks_exact_mut(w).enumerate().take(p).filter(|(i, r)| pivot[*i] && r[p] != 0);
+        field.axpy_fanout(scratch, above.map(|(_, r)| (r[p], r)));
+        self.rows[p * w..(p + 1) * w].copy_from_slice(&self.scratch);
+        self.received.extend_from_slice(payload);
         self.pivot[p] = true;
         self.rank += 1;
-        self.dirty = true;
         if self.is_complete() {
-            self.reduce();
             Received::Complete
         } else {
             Received::Innovative
         }
-    }
-
-    /// Back-substitutes so that every row is zero at every other pivot
-    /// column: each symbol that the rows determine becomes decoded.
-    pub fn reduce(&mut self) {
-        if !self.dirty {
-            return;
-        }
-        let (n, s, field) = (self.symbols, self.symbol_bytes, self.field);
-        for i in (0..n).rev().filter(|&i| self.pivot[i]) {
-            // Rows below i are already reduced, so one pass clears row i.
-            self.factors.clear();
-            let row = &self.coefficients[i * n..(i + 1) * n];
-            self.factors.extend((i + 1..n).filter(|&j| self.pivot[j] && row[j] != 0).map(|j| (row[j], j)));
-            if self.factors.is_empty() {
-                continue;
-            }
-            let (head, tail) = self.coefficients.split_at_mut((i + 1) * n);
-            let rows_below = |j: usize| &tail[(j - i - 1) * n..(j - i) * n];
-            field.axpy_sum(self.factors.iter().map(|&(c, j)| (c, rows_below(j))), &mut head[i * n..]);
-            let (head, tail) = self.payloads.split_at_mut((i + 1) * s);
-            let payloads_below = |j: usize| &tail[(j - i - 1) * s..(j - i) * s];
-            field.symbol_axpy_sum(self.factors.iter().map(|&(c, j)| (c, payloads_below(j))), &mut head[i * s..]);
-        }
-        self.dirty = false;
     }
 
     /// Writes a random combination of the received symbols, expressed over
@@ -221,11 +220,12 @@ impl Decoder {
             return Err(CodecError::CoefficientLength { got: coefficients.len(), expected: self.symbols });
         }
         check_payload(payload, self.symbol_bytes)?;
-        coefficients.fill(0);
+        let mut combined = vec![0u8; self.width];
+        let seen = (0..self.symbols).filter(|&i| self.pivot[i]).map(|i| self.row(i));
+        self.field.axpy_sum(mix.iter().copied().zip(seen), &mut combined);
+        coefficients.copy_from_slice(&combined[..self.symbols]);
         payload.fill(0);
-        let seen = || (0..self.symbols).filter(|&i| self.pivot[i]);
-        self.field.axpy_sum(mix.iter().copied().zip(seen().map(|i| self.row(i))), coefficients);
-        self.field.symbol_axpy_sum(mix.iter().copied().zip(seen().map(|i| self.payload(i))), payload);
+        self.combine_received(&combined[self.symbols..], payload);
         Ok(())
     }
 }

@@ -19,6 +19,11 @@ const KERNELS: Kernels = Kernels {
             unsafe { map_xor(m, x, y) }
         }
     },
+    map_xor_fanout: |ms, x, ys| {
+        for (m, y) in ms.iter().zip(ys) {
+            unsafe { map_xor(m, x, y) }
+        }
+    },
     dot256: scalar::KERNELS.dot256,
 };
 

@@ -40,6 +40,7 @@ macro_rules! nibble_kernels {
                 map_xor: |m, x, y| unsafe { map_xor(m, x, y) },
                 map: |m, y| unsafe { map(m, y) },
                 map_xor_multi: |ms, xs, y| unsafe { map_xor_multi(ms, xs, y) },
+                map_xor_fanout: |ms, x, ys| unsafe { map_xor_fanout(ms, x, ys) },
                 dot256: scalar::KERNELS.dot256,
             };
             const W: usize = $width;
@@ -115,6 +116,14 @@ macro_rules! nibble_kernels {
                 }
             }
 
+            /// Calls the inlined single-row kernel per output, paying dispatch once.
+            #[target_feature(enable = $feature)]
+            unsafe fn map_xor_fanout(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]]) {
+                for (m, y) in ms.iter().zip(ys) {
+                    unsafe { map_xor(m, x, y) }
+                }
+            }
+
             #[target_feature(enable = $feature)]
             unsafe fn map_xor_multi(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
                 // Accumulate one vector of y over all rows at a time; the tables
@@ -167,6 +176,7 @@ mod gfni {
         map_xor: |m, x, y| unsafe { map_xor(m, x, y) },
         map: |m, y| unsafe { map(m, y) },
         map_xor_multi: |ms, xs, y| unsafe { map_xor_multi(ms, xs, y) },
+        map_xor_fanout: |ms, x, ys| unsafe { map_xor_fanout(ms, x, ys) },
         dot256: |x, y| unsafe { dot256(x, y) },
     };
 
@@ -287,6 +297,14 @@ mod gfni {
                 stm(k, yp.add(i), acc);
                 i += 64;
             }
+        }
+    }
+
+    /// Calls the inlined single-row kernel per output, paying dispatch once.
+    #[target_feature(enable = "avx512f,avx512bw,gfni")]
+    unsafe fn map_xor_fanout(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]]) {
+        for (m, y) in ms.iter().zip(ys) {
+            unsafe { map_xor(m, x, y) }
         }
     }
 

@@ -1,0 +1,241 @@
+//! Block RLNC: round trips over every field, recoding, rank beyond 64, and
+//! "seen" tracking against its brute-force definition.
+
+use ncmesh_codec::prng::SplitMix64;
+use ncmesh_codec::rlnc::{CodecError, Decoder, Encoder, Produced, Received, Recoder};
+use ncmesh_codec::Field;
+use proptest::prelude::*;
+
+fn field(q: u32) -> Field {
+    Field::new(q).unwrap()
+}
+
+fn random_bytes(rng: &mut SplitMix64, len: usize) -> Vec<u8> {
+    let mut v = vec![0; len];
+    rng.fill_bytes(&mut v);
+    v
+}
+
+/// Sends from `encoder` through a channel that loses each symbol with
+/// probability `loss` until `decoder` completes; returns the symbols sent.
+fn transfer(encoder: &mut Encoder, decoder: &mut Decoder, loss: f64, rng: &mut SplitMix64) -> usize {
+    let (g, s) = (encoder.symbols(), encoder.symbol_bytes());
+    let mut coefficients = vec![0; g];
+    let mut payload = vec![0; s];
+    let mut sent = 0;
+    while !decoder.is_complete() {
+        assert!(sent < 50 * g + 200, "decoder stuck at rank {} of {g}", decoder.rank());
+        let produced = encoder.produce(rng.next_u64(), &mut coefficients, &mut payload).unwrap();
+        sent += 1;
+        if rng.unit_f64() < loss {
+            continue;
+        }
+        let received = match produced {
+            Produced::Uncoded(i) => decoder.consume_systematic(i, &payload).unwrap(),
+            Produced::Coded(_) => decoder.consume(&coefficients, &payload).unwrap(),
+        };
+        assert_eq!(received == Received::Complete, decoder.is_complete());
+    }
+    sent
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn decode_inverts_encode(
+        q in 1u32..=8,
+        g in prop_oneof![1usize..=16, 17usize..=256],
+        units in 0usize..=40,
+        systematic in any::<bool>(),
+        loss in 0.0f64..0.6,
+        seed in any::<u64>(),
+    ) {
+        let f = field(q);
+        let symbol_bytes = units * f.symbol_granularity();
+        let mut rng = SplitMix64::new(seed);
+        let data = random_bytes(&mut rng, g * symbol_bytes);
+        let mut encoder = Encoder::new(f, g, symbol_bytes).unwrap();
+        encoder.set_systematic(systematic);
+        encoder.set_data(&data).unwrap();
+        let mut decoder = Decoder::new(f, g, symbol_bytes).unwrap();
+        transfer(&mut encoder, &mut decoder, loss, &mut rng);
+        prop_assert_eq!(decoder.data().unwrap(), data.as_slice());
+        for i in 0..g {
+            prop_assert!(decoder.is_symbol_decoded(i));
+            prop_assert_eq!(decoder.symbol(i).unwrap(), &data[i * symbol_bytes..(i + 1) * symbol_bytes]);
+        }
+    }
+
+    #[test]
+    fn recoded_symbols_decode(
+        q in 1u32..=8,
+        g in 1usize..=64,
+        loss in 0.0f64..0.5,
+        seed in any::<u64>(),
+    ) {
+        let f = field(q);
+        let symbol_bytes = 24 * f.symbol_granularity();
+        let mut rng = SplitMix64::new(seed);
+        let data = random_bytes(&mut rng, g * symbol_bytes);
+        let mut encoder = Encoder::new(f, g, symbol_bytes).unwrap();
+        encoder.set_data(&data).unwrap();
+        let mut relay = Recoder::new(f, g, symbol_bytes).unwrap();
+        let mut sink = Decoder::new(f, g, symbol_bytes).unwrap();
+        let (mut c, mut p) = (vec![0; g], vec![0; symbol_bytes]);
+        let mut rounds = 0;
+        while !sink.is_complete() {
+            rounds += 1;
+            prop_assert!(rounds < 100 * g + 400);
+            // Source to relay, then relay to sink, each hop lossy.
+            encoder.produce(rng.next_u64(), &mut c, &mut p).unwrap();
+            if rng.unit_f64() >= loss {
+                relay.consume(&c, &p).unwrap();
+            }
+            if relay.rank() > 0 && rng.unit_f64() >= loss {
+                relay.recode(&mut rng, &mut c, &mut p).unwrap();
+                sink.consume(&c, &p).unwrap();
+                prop_assert!(sink.rank() <= relay.rank());
+            }
+        }
+        prop_assert_eq!(sink.data().unwrap(), data.as_slice());
+    }
+}
+
+#[test]
+fn rank_reaches_g_beyond_64_with_seeded_coefficients() {
+    // A GF(2)-linear coefficient generator cannot pass this: its vectors lie
+    // in a subspace of dimension at most its state size.
+    for (f, extra) in [(Field::GF256, 3), (Field::GF16, 6), (Field::GF2, 24)] {
+        for g in [65usize, 100, 128, 200, 256] {
+            let mut decoder = Decoder::new(f, g, 0).unwrap();
+            let encoder = Encoder::new(f, g, 0).unwrap();
+            let mut c = vec![0; g];
+            for seed in 0..(g + extra) as u64 {
+                encoder.encode_seeded(seed, &mut c, &mut []).unwrap();
+                decoder.consume(&c, &[]).unwrap();
+            }
+            assert_eq!(decoder.rank(), g, "{f:?} g={g}");
+        }
+    }
+}
+
+#[test]
+fn partially_filled_decoder_recodes_only_what_it_has() {
+    let f = Field::GF256;
+    let (g, s) = (8, 16);
+    let mut rng = SplitMix64::new(3);
+    let data = random_bytes(&mut rng, g * s);
+    let mut encoder = Encoder::new(f, g, s).unwrap();
+    encoder.set_data(&data).unwrap();
+    let mut decoder = Decoder::new(f, g, s).unwrap();
+    let (mut c, mut p) = (vec![0; g], vec![0; s]);
+    for _ in 0..5 {
+        encoder.encode_seeded(rng.next_u64(), &mut c, &mut p).unwrap();
+        decoder.consume(&c, &p).unwrap();
+    }
+    let relay = Recoder::from(decoder.clone());
+    let mut sink = Decoder::new(f, g, s).unwrap();
+    for _ in 0..40 {
+        relay.recode(&mut rng, &mut c, &mut p).unwrap();
+        // A recoded symbol is a true combination of the source symbols.
+        let mut check = vec![0; s];
+        encoder.encode(&c, &mut check).unwrap();
+        assert_eq!(check, p);
+        sink.consume(&c, &p).unwrap();
+    }
+    assert_eq!(sink.rank(), 5);
+    let empty = Recoder::new(f, g, s).unwrap();
+    assert_eq!(empty.recode(&mut rng, &mut c, &mut p), Err(CodecError::NothingToRecode));
+}
+
+/// Leading positions of every non-zero vector in the span, by enumeration.
+fn leading_positions(f: Field, rows: &[Vec<u8>], g: usize) -> Vec<bool> {
+    let q = f.order() as u64;
+    let mut lead = vec![false; g];
+    for mut k in 1..q.pow(rows.len() as u32) {
+        let mut v = vec![0u8; g];
+        for row in rows {
+            f.axpy((k % q) as u8, row, &mut v);
+            k /= q;
+        }
+        if let Some(i) = v.iter().position(|&c| c != 0) {
+            lead[i] = true;
+        }
+    }
+    lead
+}
+
+#[test]
+fn seen_symbols_match_the_brute_force_definition() {
+    let mut rng = SplitMix64::new(11);
+    for (f, max_rows) in [(Field::GF2, 10usize), (Field::GF4, 5), (Field::GF8, 4)] {
+        for trial in 0..40 {
+            let g = 3 + trial % 8;
+            let mut decoder = Decoder::new(f, g, 0).unwrap();
+            let mut rows = Vec::new();
+            for _ in 0..1 + trial % max_rows {
+                // Sparse vectors with late leading entries exercise the definition.
+                let mut c = vec![0u8; g];
+                let from = rng.below(g as u64) as usize;
+                for x in &mut c[from..] {
+                    *x = (rng.next_u64() as u8) & f.max_element();
+                }
+                decoder.consume(&c, &[]).unwrap();
+                rows.push(c);
+                let want = leading_positions(f, &rows, g);
+                let got: Vec<bool> = (0..g).map(|i| decoder.is_symbol_seen(i)).collect();
+                assert_eq!(got, want, "{f:?} g={g} rows={rows:?}");
+                for i in 0..g {
+                    // Decoded means the unit vector e_i is in the span.
+                    let mut with_unit = rows.clone();
+                    let mut e = vec![0u8; g];
+                    e[i] = 1;
+                    with_unit.push(e);
+                    let in_span = rank(f, &with_unit) == rank(f, &rows);
+                    assert_eq!(decoder.is_symbol_decoded(i), in_span, "{f:?} symbol {i}");
+                }
+            }
+        }
+    }
+}
+
+fn rank(f: Field, rows: &[Vec<u8>]) -> usize {
+    let mut d = Decoder::new(f, rows[0].len(), 0).unwrap();
+    rows.iter().for_each(|r| {
+        d.consume(r, &[]).unwrap();
+    });
+    d.rank()
+}
+
+#[test]
+fn malformed_input_is_an_error_not_a_panic() {
+    let mut d = Decoder::new(Field::GF16, 4, 8).unwrap();
+    assert_eq!(d.consume(&[1, 2, 3], &[0; 8]), Err(CodecError::CoefficientLength { got: 3, expected: 4 }));
+    assert_eq!(d.consume(&[1, 2, 3, 4], &[0; 7]), Err(CodecError::PayloadLength { got: 7, expected: 8 }));
+    assert!(matches!(d.consume(&[1, 2, 16, 4], &[0; 8]), Err(CodecError::CoefficientOutOfField { index: 2, .. })));
+    assert!(matches!(d.consume_systematic(4, &[0; 8]), Err(CodecError::IndexOutOfRange { .. })));
+    assert_eq!(Decoder::new(Field::GF256, 0, 8).err(), Some(CodecError::InvalidSymbols(0)));
+    assert!(matches!(Decoder::new(Field::GF8, 4, 10), Err(CodecError::InvalidSymbolBytes { granularity: 3, .. })));
+    let mut e = Encoder::new(Field::GF256, 2, 4).unwrap();
+    assert!(matches!(e.set_data(&[0; 9]), Err(CodecError::DataTooLarge { .. })));
+}
+
+#[test]
+fn virtual_and_real_payloads_agree_on_rank() {
+    let f = Field::GF4;
+    let g = 40;
+    let mut real = Decoder::new(f, g, 64).unwrap();
+    let mut virt = Decoder::new(f, g, 0).unwrap();
+    let e_real = Encoder::new(f, g, 64).unwrap();
+    let e_virt = Encoder::new(f, g, 0).unwrap();
+    let (mut c, mut p) = (vec![0; g], vec![0; 64]);
+    for seed in 0..60 {
+        e_real.encode_seeded(seed, &mut c, &mut p).unwrap();
+        let a = real.consume(&c, &p).unwrap();
+        e_virt.encode_seeded(seed, &mut c, &mut []).unwrap();
+        let b = virt.consume(&c, &[]).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(real.rank(), virt.rank());
+    }
+}
