@@ -20,11 +20,17 @@ const SYMBOL: usize = 1500;
 struct Bench {
     rows: Vec<Value>,
     batch: Duration,
+    /// Only cases whose `impl/op/field/g` contains one of these run.
+    filters: Vec<String>,
 }
 
 impl Bench {
     /// Runs `work` (which processes `bytes` bytes) in batches and records the median rate.
     fn measure(&mut self, imp: &str, op: &str, field: &str, g: usize, bytes: usize, mut work: impl FnMut()) -> f64 {
+        let name = format!("{imp}/{op}/{field}/{g}");
+        if !self.filters.is_empty() && !self.filters.iter().any(|f| name.contains(f.as_str())) {
+            return f64::NAN;
+        }
         work();
         let mut rates: Vec<f64> = (0..5)
             .map(|_| {
@@ -76,14 +82,17 @@ fn ncmesh_rlnc(b: &mut Bench, f: Field, g: usize) {
     let mut encoder = Encoder::new(f, g, SYMBOL).unwrap();
     encoder.set_data(&data).unwrap();
     let name = field_name(f);
-    let (mut c, mut p) = (vec![0; g], vec![0; SYMBOL]);
+    // Coded symbols are produced a generation's worth at a time, as a sender
+    // of ceil(R g) combinations per block does.
+    let (mut c, mut p) = (vec![0; g * g], vec![0; g * SYMBOL]);
     let mut seed = 0;
     b.measure("ncmesh", "encode", name, g, g * SYMBOL, || {
-        for _ in 0..g {
+        for row in c.chunks_exact_mut(g) {
             seed += 1;
-            encoder.encode_seeded(seed, &mut c, &mut p).unwrap();
-            black_box(&p);
+            ncmesh_codec::coefficients::generate(f, seed, row);
         }
+        encoder.encode_batch(&c, &mut p).unwrap();
+        black_box(&p);
     });
     let symbols = coded(&encoder, g + 40);
     let mut relay = Recoder::new(f, g, SYMBOL).unwrap();
@@ -92,10 +101,8 @@ fn ncmesh_rlnc(b: &mut Bench, f: Field, g: usize) {
     }
     let mut rng = SplitMix64::new(1);
     b.measure("ncmesh", "recode", name, g, g * SYMBOL, || {
-        for _ in 0..g {
-            relay.recode(&mut rng, &mut c, &mut p).unwrap();
-            black_box(&p);
-        }
+        relay.recode_batch(&mut rng, &mut c, &mut p).unwrap();
+        black_box(&p);
     });
     b.measure("ncmesh", "decode", name, g, g * SYMBOL, || {
         let mut d = Decoder::new(f, g, SYMBOL).unwrap();
@@ -213,8 +220,11 @@ fn ncmesh_xor(b: &mut Bench) {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "quick");
-    let mut b = Bench { rows: Vec::new(), batch: Duration::from_millis(if quick { 20 } else { 120 }) };
+    // Arguments: `quick` for short batches; anything else filters cases.
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let quick = args.iter().any(|a| a == "quick");
+    let filters = args.into_iter().filter(|a| a != "quick").collect();
+    let mut b = Bench { rows: Vec::new(), batch: Duration::from_millis(if quick { 20 } else { 120 }), filters };
     println!("kernels: {:?}, peer rlnc-simdx kernel: {}", ncmesh_gf::Kernels::best().isa, rlnc_simdx::active_kernel());
     for g in [16, 64, 256] {
         for f in [Field::GF256, Field::GF2] {

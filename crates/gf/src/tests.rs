@@ -53,6 +53,17 @@ fn every_isa_matches_scalar() {
                 (k.map_xor_multi)(&ms, &xr, &mut got);
                 assert_eq!(want, got, "{:?} multi len {len} rows {rows}", k.isa);
 
+                for outputs in [1usize, 4, 6] {
+                    let maps: Vec<&ByteMap> = (0..outputs * rows).map(|i| Field::GF256.element_map((i as u8).wrapping_mul(91).wrapping_add(3))).collect();
+                    let mut want: Vec<Vec<u8>> = (0..outputs).map(|o| bytes(len, 50 + o as u64)).collect();
+                    let mut got = want.clone();
+                    let mut want_refs: Vec<&mut [u8]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
+                    let mut got_refs: Vec<&mut [u8]> = got.iter_mut().map(|v| v.as_mut_slice()).collect();
+                    (reference.map_xor_matmul)(&maps, &xr, &mut want_refs);
+                    (k.map_xor_matmul)(&maps, &xr, &mut got_refs);
+                    assert_eq!(want, got, "{:?} matmul len {len} rows {rows} outputs {outputs}", k.isa);
+                }
+
                 let mut want: Vec<Vec<u8>> = xs.clone();
                 let mut got: Vec<Vec<u8>> = xs.clone();
                 let mut want_refs: Vec<&mut [u8]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
@@ -177,5 +188,23 @@ fn multi_equals_repeated_axpy() {
         let d = field.dot(&a, &er.iter().map(|x| x[0]).collect::<Vec<_>>());
         let want_d = a.iter().zip(&er).fold(0, |s, (&c, x)| s ^ field.mul(c, x[0]));
         assert_eq!(d, want_d);
+    }
+}
+
+#[test]
+fn matmul_equals_rows_of_sums() {
+    for field in (1..=8).map(|q| Field::new(q).unwrap()) {
+        let len = 1500 - 1500 % field.symbol_granularity();
+        let xs: Vec<Vec<u8>> = (0..9).map(|r| bytes(len, r)).collect();
+        let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
+        let a: Vec<u8> = bytes(5 * 9, 5).iter().map(|c| c & field.max_element()).collect();
+        let mut want: Vec<Vec<u8>> = (0..5).map(|o| bytes(len, 20 + o)).collect();
+        let mut got = want.clone();
+        for (row, y) in a.chunks(9).zip(&mut want) {
+            field.symbol_axpy_multi(row, &xr, y);
+        }
+        let mut refs: Vec<&mut [u8]> = got.iter_mut().map(|v| v.as_mut_slice()).collect();
+        field.symbol_matmul(&a, &xr, &mut refs);
+        assert_eq!(want, got, "{field:?}");
     }
 }

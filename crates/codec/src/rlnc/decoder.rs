@@ -107,7 +107,7 @@ impl Decoder {
         if !self.is_complete() {
             return None;
         }
-        (0..self.symbols).for_each(|i| self.materialize(i));
+        self.materialize_all();
         Some(&self.decoded)
     }
 
@@ -141,6 +141,28 @@ impl Decoder {
         self.combine_received(&self.row(i)[self.symbols..], &mut out[i * s..(i + 1) * s]);
         self.decoded = out;
         self.materialized[i] = true;
+    }
+
+    /// Computes every decoded payload not yet computed, as one matrix product.
+    fn materialize_all(&mut self) {
+        let (g, s, r) = (self.symbols, self.symbol_bytes, self.rank);
+        if s == 0 {
+            return;
+        }
+        let pending: Vec<bool> = (0..g).map(|i| !self.materialized[i] && self.is_symbol_decoded(i)).collect();
+        let mut weights = Vec::with_capacity(g * r);
+        for i in (0..g).filter(|&i| pending[i]) {
+            weights.extend_from_slice(&self.row(i)[g..g + r]);
+        }
+        if weights.is_empty() {
+            return;
+        }
+        let received: Vec<&[u8]> = self.received.chunks_exact(s).collect();
+        let mut outputs: Vec<&mut [u8]> =
+            self.decoded.chunks_exact_mut(s).zip(&pending).filter(|(_, &p)| p).map(|(out, _)| out).collect();
+        outputs.iter_mut().for_each(|out| out.fill(0));
+        self.field.symbol_matmul(&weights, &received, &mut outputs);
+        self.materialized.iter_mut().zip(&pending).for_each(|(m, &p)| *m |= p);
     }
 
     /// Adds the coded symbol `payload = sum coefficients[i] * s_i`.
@@ -178,19 +200,22 @@ impl Decoder {
         }
         // Rows are fully reduced, so every pivot column is cleared in one sum
         // with the scratch row's original entries as factors.
+        // Weights beyond the payloads received so far are zero: skip them.
+        let used = if w > g { g + self.rank + 1 } else { g };
         self.factors.clear();
         self.factors.extend((0..g).filter(|&j| self.pivot[j] && self.scratch[j] != 0).map(|j| (self.scratch[j], j)));
         let rows = &self.rows;
-        field.axpy_sum(self.factors.iter().map(|&(c, j)| (c, &rows[j * w..(j + 1) * w])), &mut self.scratch);
+        let terms = self.factors.iter().map(|&(c, j)| (c, &rows[j * w..j * w + used]));
+        field.axpy_sum(terms, &mut self.scratch[..used]);
         let Some(p) = self.scratch[..g].iter().position(|&c| c != 0) else {
             return Received::NotInnovative;
         };
-        field.scale(field.inv(self.scratch[p]), &mut self.scratch);
+        field.scale(field.inv(self.scratch[p]), &mut self.scratch[..used]);
         // Clear the new pivot column from the rows above it.
-        let scratch = &self.scratch;
+        let scratch = &self.scratch[..used];
         let pivot = &self.pivot;
         let above = self.rows.chunks_exact_mut(w).enumerate().take(p).filter(|(i, r)| pivot[*i] && r[p] != 0);
-        field.axpy_fanout(scratch, above.map(|(_, r)| (r[p], r)));
+        field.axpy_fanout(scratch, above.map(|(_, r)| (r[p], &mut r[..used])));
         self.rows[p * w..(p + 1) * w].copy_from_slice(&self.scratch);
         self.received.extend_from_slice(payload);
         self.pivot[p] = true;
@@ -205,27 +230,48 @@ impl Decoder {
     /// Writes a random combination of the received symbols, expressed over
     /// the source symbols: what a relay forwards without decoding.
     pub fn recode(&self, rng: &mut SplitMix64, coefficients: &mut [u8], payload: &mut [u8]) -> Result<(), CodecError> {
-        let mut mix = vec![0u8; self.rank];
-        coefficients::generate_nonzero(self.field, rng, &mut mix);
-        self.recode_with(&mix, coefficients, payload)
+        self.recode_batch(rng, coefficients, payload)
     }
 
-    /// As [`Decoder::recode`] with a chosen mix: `mix[k]` weighs the k-th seen row.
-    pub fn recode_with(&self, mix: &[u8], coefficients: &mut [u8], payload: &mut [u8]) -> Result<(), CodecError> {
-        if self.rank == 0 {
+    /// As [`Decoder::recode`] for as many symbols as `coefficients` holds
+    /// rows (`count x symbols`); `payloads` is `count x symbol_bytes`.
+    pub fn recode_batch(&self, rng: &mut SplitMix64, coefficients: &mut [u8], payloads: &mut [u8]) -> Result<(), CodecError> {
+        let mut mix = vec![0u8; coefficients.len() / self.symbols * self.rank];
+        for m in mix.chunks_exact_mut(self.rank.max(1)) {
+            coefficients::generate_nonzero(self.field, rng, m);
+        }
+        self.recode_with(&mix, coefficients, payloads)
+    }
+
+    /// Recodes with chosen mixes: row k of `mix` (`count x rank`) weighs the
+    /// seen rows in order of their pivots.
+    pub fn recode_with(&self, mix: &[u8], coefficients: &mut [u8], payloads: &mut [u8]) -> Result<(), CodecError> {
+        let (g, s, r) = (self.symbols, self.symbol_bytes, self.rank);
+        if r == 0 {
             return Err(CodecError::NothingToRecode);
         }
-        check_coefficients(self.field, mix, self.rank)?;
-        if coefficients.len() != self.symbols {
-            return Err(CodecError::CoefficientLength { got: coefficients.len(), expected: self.symbols });
+        let count = coefficients.len() / g;
+        check_coefficients(self.field, mix, count * r)?;
+        if coefficients.len() != count * g {
+            return Err(CodecError::CoefficientLength { got: coefficients.len(), expected: count * g });
         }
-        check_payload(payload, self.symbol_bytes)?;
-        let mut combined = vec![0u8; self.width];
-        let seen = (0..self.symbols).filter(|&i| self.pivot[i]).map(|i| self.row(i));
-        self.field.axpy_sum(mix.iter().copied().zip(seen), &mut combined);
-        coefficients.copy_from_slice(&combined[..self.symbols]);
-        payload.fill(0);
-        self.combine_received(&combined[self.symbols..], payload);
+        check_payload(payloads, count * s)?;
+        let mut weights = vec![0u8; count * r];
+        for ((m, c), w) in mix.chunks_exact(r).zip(coefficients.chunks_exact_mut(g)).zip(weights.chunks_exact_mut(r)) {
+            let mut combined = vec![0u8; self.width];
+            let seen = (0..g).filter(|&i| self.pivot[i]).map(|i| self.row(i));
+            self.field.axpy_sum(m.iter().copied().zip(seen), &mut combined);
+            c.copy_from_slice(&combined[..g]);
+            if s > 0 {
+                w.copy_from_slice(&combined[g..g + r]);
+            }
+        }
+        if s > 0 {
+            payloads.fill(0);
+            let received: Vec<&[u8]> = self.received.chunks_exact(s).collect();
+            let mut outputs: Vec<&mut [u8]> = payloads.chunks_exact_mut(s).collect();
+            self.field.symbol_matmul(&weights, &received, &mut outputs);
+        }
         Ok(())
     }
 }
@@ -250,6 +296,11 @@ impl Recoder {
     /// See [`Decoder::recode`].
     pub fn recode(&self, rng: &mut SplitMix64, coefficients: &mut [u8], payload: &mut [u8]) -> Result<(), CodecError> {
         self.decoder.recode(rng, coefficients, payload)
+    }
+
+    /// See [`Decoder::recode_batch`].
+    pub fn recode_batch(&self, rng: &mut SplitMix64, coefficients: &mut [u8], payloads: &mut [u8]) -> Result<(), CodecError> {
+        self.decoder.recode_batch(rng, coefficients, payloads)
     }
 
     /// The rank: a recoder cannot send more independent symbols than this.

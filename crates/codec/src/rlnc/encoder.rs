@@ -105,6 +105,24 @@ impl Encoder {
         Ok(())
     }
 
+    /// Encodes a batch: `payloads` receives one combination per row of
+    /// `coefficients` (`count x symbols`, row-major). Sending a block's
+    /// worth of combinations at once, as TCP-HONC does, reads each source
+    /// symbol once per four outputs.
+    pub fn encode_batch(&self, coefficients: &[u8], payloads: &mut [u8]) -> Result<(), CodecError> {
+        let count = coefficients.len() / self.symbols;
+        check_coefficients(self.field, coefficients, count * self.symbols)?;
+        check_payload(payloads, count * self.symbol_bytes)?;
+        if self.symbol_bytes == 0 {
+            return Ok(());
+        }
+        payloads.fill(0);
+        let rows: Vec<&[u8]> = self.data.chunks_exact(self.symbol_bytes).collect();
+        let mut outputs: Vec<&mut [u8]> = payloads.chunks_exact_mut(self.symbol_bytes).collect();
+        self.field.symbol_matmul(coefficients, &rows, &mut outputs);
+        Ok(())
+    }
+
     /// Draws the coefficient vector for `seed` into `coefficients` and encodes with it.
     pub fn encode_seeded(&self, seed: u64, coefficients: &mut [u8], payload: &mut [u8]) -> Result<(), CodecError> {
         if coefficients.len() != self.symbols {

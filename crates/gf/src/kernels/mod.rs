@@ -43,6 +43,9 @@ pub struct Kernels {
     pub map: fn(&ByteMap, &mut [u8]),
     /// `y ^= sum M_i x_i`, keeping the running sum in registers.
     pub map_xor_multi: fn(&[&ByteMap], &[&[u8]], &mut [u8]),
+    /// `y_i ^= sum_j M_ij x_j` with `M` row-major: a matrix product that
+    /// loads each `x_j` once for several outputs.
+    pub map_xor_matmul: fn(&[&ByteMap], &[&[u8]], &mut [&mut [u8]]),
     /// `y_i ^= M_i x` for every `i`: one row eliminated from many.
     pub map_xor_fanout: fn(&[&ByteMap], &[u8], &mut [&mut [u8]]),
     /// Inner product over GF(2^8)/0x11D.

@@ -19,6 +19,13 @@ const KERNELS: Kernels = Kernels {
             unsafe { map_xor(m, x, y) }
         }
     },
+    map_xor_matmul: |ms, xs, ys| {
+        for (row, y) in ms.chunks_exact(xs.len().max(1)).zip(ys) {
+            for (m, x) in row.iter().zip(xs) {
+                unsafe { map_xor(m, x, y) }
+            }
+        }
+    },
     map_xor_fanout: |ms, x, ys| {
         for (m, y) in ms.iter().zip(ys) {
             unsafe { map_xor(m, x, y) }

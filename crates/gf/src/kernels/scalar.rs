@@ -4,7 +4,7 @@ use super::{Isa, Kernels};
 use crate::tables::{ByteMap, TABLES};
 
 pub const KERNELS: Kernels =
-    Kernels { isa: Isa::Scalar, xor, map_xor, map, map_xor_multi, map_xor_fanout, dot256 };
+    Kernels { isa: Isa::Scalar, xor, map_xor, map, map_xor_multi, map_xor_matmul, map_xor_fanout, dot256 };
 
 fn xor(x: &[u8], y: &mut [u8]) {
     let mut yw = y.chunks_exact_mut(8);
@@ -37,6 +37,12 @@ fn map(m: &ByteMap, y: &mut [u8]) {
 fn map_xor_multi(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
     for (m, x) in ms.iter().zip(xs) {
         map_xor(m, x, y);
+    }
+}
+
+pub fn map_xor_matmul(ms: &[&ByteMap], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+    for (row, y) in ms.chunks_exact(xs.len().max(1)).zip(ys) {
+        map_xor_multi(row, xs, y);
     }
 }
 
