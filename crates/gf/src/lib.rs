@@ -312,6 +312,14 @@ impl Field {
 }
 
 impl Field {
+    /// Element vectors: `ys[i] += sum_j a[i * xs.len() + j] * xs[j]`, a matrix product.
+    ///
+    /// # Panics
+    /// If `a` is not `ys.len() x xs.len()`, or lengths differ.
+    pub fn matmul(self, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+        product(a, xs, ys, |c| self.element_map(c));
+    }
+
     /// Symbols: `ys[i] += sum_j a[i * xs.len() + j] * xs[j]`, a matrix
     /// product. Encoding or decoding a batch of symbols this way reads each
     /// input once per four outputs instead of once per output.
@@ -320,20 +328,29 @@ impl Field {
     /// If `a` is not `ys.len() x xs.len()`, or lengths differ, or are not a
     /// multiple of [`Field::symbol_granularity`].
     pub fn symbol_matmul(self, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
-        assert_eq!(a.len(), xs.len() * ys.len(), "symbol_matmul: coefficient matrix has the wrong size");
-        let Some(len) = ys.first().map(|y| y.len()) else { return };
-        assert!(xs.iter().all(|x| x.len() == len) && ys.iter().all(|y| y.len() == len), "symbol_matmul: lengths differ");
-        self.check_symbol(len);
-        if self.symbol_granularity() != 1 || xs.is_empty() {
+        if let Some(y) = ys.first() {
+            self.check_symbol(y.len());
+        }
+        if self.symbol_granularity() == 1 {
+            product(a, xs, ys, |c| &self.tables().packed[(c & self.max_element()) as usize]);
+        } else {
+            assert_eq!(a.len(), xs.len() * ys.len(), "symbol_matmul: coefficient matrix has the wrong size");
             for (row, y) in a.chunks_exact(xs.len().max(1)).zip(ys.iter_mut()) {
                 self.symbol_axpy_multi(row, xs, y);
             }
-            return;
         }
-        let packed = &self.tables().packed;
-        let maps: Vec<&ByteMap> = a.iter().map(|&c| &packed[(c & self.max_element()) as usize]).collect();
-        (Kernels::best().map_xor_matmul)(&maps, xs, ys);
     }
+}
+
+fn product(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], map: impl Fn(u8) -> &'static ByteMap) {
+    assert_eq!(a.len(), xs.len() * ys.len(), "matmul: coefficient matrix has the wrong size");
+    let Some(len) = ys.first().map(|y| y.len()) else { return };
+    assert!(xs.iter().all(|x| x.len() == len) && ys.iter().all(|y| y.len() == len), "matmul: lengths differ");
+    if xs.is_empty() {
+        return;
+    }
+    let maps: Vec<&ByteMap> = a.iter().map(|&c| map(c)).collect();
+    (Kernels::best().map_xor_matmul)(&maps, xs, ys);
 }
 
 /// Shared body of the multi-row operations: skips zero coefficients and

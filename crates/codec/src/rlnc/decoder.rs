@@ -256,14 +256,16 @@ impl Decoder {
             return Err(CodecError::CoefficientLength { got: coefficients.len(), expected: count * g });
         }
         check_payload(payloads, count * s)?;
-        let mut weights = vec![0u8; count * r];
-        for ((m, c), w) in mix.chunks_exact(r).zip(coefficients.chunks_exact_mut(g)).zip(weights.chunks_exact_mut(r)) {
-            let mut combined = vec![0u8; self.width];
-            let seen = (0..g).filter(|&i| self.pivot[i]).map(|i| self.row(i));
-            self.field.axpy_sum(m.iter().copied().zip(seen), &mut combined);
-            c.copy_from_slice(&combined[..g]);
+        // Each output's row over [coefficients | weights] is its mix of the seen rows.
+        let mut combined = vec![0u8; count * self.width];
+        let seen: Vec<&[u8]> = (0..g).filter(|&i| self.pivot[i]).map(|i| self.row(i)).collect();
+        let mut outputs: Vec<&mut [u8]> = combined.chunks_exact_mut(self.width).collect();
+        self.field.matmul(mix, &seen, &mut outputs);
+        let mut weights = Vec::with_capacity(count * r);
+        for (c, row) in coefficients.chunks_exact_mut(g).zip(combined.chunks_exact(self.width)) {
+            c.copy_from_slice(&row[..g]);
             if s > 0 {
-                w.copy_from_slice(&combined[g..g + r]);
+                weights.extend_from_slice(&row[g..g + r]);
             }
         }
         if s > 0 {
