@@ -9,7 +9,7 @@
 
 use ncmesh_codec::prng::SplitMix64;
 use ncmesh_codec::rlnc::{Decoder, Encoder, Recoder};
-use ncmesh_codec::{xor::Combination, Field};
+use ncmesh_codec::{lt, xor::Combination, Field};
 use rand::SeedableRng;
 use serde_json::{json, Value};
 use std::hint::black_box;
@@ -210,7 +210,55 @@ fn peer_simdx(b: &mut Bench, g: usize) {
     });
 }
 
-fn ncmesh_lt(_b: &mut Bench, _k: usize) {}
+fn ncmesh_lt(b: &mut Bench, k: usize) {
+    let dist = lt::Distribution::robust(k, lt::DEFAULT_C, lt::DEFAULT_DELTA).unwrap();
+    let mut encoder = lt::Encoder::new(k, SYMBOL, dist.clone(), 9).unwrap();
+    encoder.set_symbols(&random(k * SYMBOL, 3)).unwrap();
+    let mut out = vec![0; SYMBOL];
+    // Overhead and success within 1.3K, peeling alone and with elimination.
+    let stats = |fallback| {
+        let needed = lt::overhead_trials(&dist, 200, 11, fallback);
+        let mean = needed.iter().sum::<usize>() as f64 / needed.len() as f64 / k as f64 - 1.0;
+        let within = needed.iter().filter(|&&n| n as f64 <= 1.3 * k as f64).count() as f64 / needed.len() as f64;
+        (mean, within)
+    };
+    let (peel_overhead, peel_within) = stats(false);
+    let (mean_overhead, within) = stats(true);
+    let budget = 3 * k as u32;
+    let coded: Vec<Vec<u8>> = (0..budget)
+        .map(|esi| {
+            encoder.encode(esi, &mut out).unwrap();
+            out.clone()
+        })
+        .collect();
+    b.measure("ncmesh", "lt_encode", "gf2", k, k * SYMBOL, || {
+        for esi in 0..k as u32 {
+            encoder.encode(esi, &mut out).unwrap();
+            black_box(&out);
+        }
+    });
+    b.measure("ncmesh", "lt_decode", "gf2", k, k * SYMBOL, || {
+        let mut d = lt::Decoder::new(k, SYMBOL, dist.clone(), 9).unwrap();
+        d.set_fallback(true);
+        for (esi, p) in coded.iter().enumerate() {
+            if d.is_complete() {
+                break;
+            }
+            d.consume(esi as u32, p).unwrap();
+        }
+        assert!(d.is_complete());
+        black_box(d.data());
+    });
+    let last = b.rows.last_mut().unwrap();
+    last["mean_overhead"] = json!(mean_overhead);
+    last["decoded_within_1_3k"] = json!(within);
+    last["peeling_mean_overhead"] = json!(peel_overhead);
+    last["peeling_decoded_within_1_3k"] = json!(peel_within);
+    println!(
+        "{:>12} LT K={k}, 200 trials: mean overhead {:.3} ({:.3} peeling only), within 1.3K {:.1}% ({:.1}%)",
+        "", mean_overhead, peel_overhead, within * 100.0, peel_within * 100.0
+    );
+}
 
 fn ncmesh_xor(b: &mut Bench) {
     let (x, y) = (random(SYMBOL, 1), random(SYMBOL, 2));
