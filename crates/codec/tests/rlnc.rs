@@ -239,3 +239,31 @@ fn virtual_and_real_payloads_agree_on_rank() {
         assert_eq!(real.rank(), virt.rank());
     }
 }
+
+#[test]
+fn decoded_symbols_are_exactly_the_unit_vectors_in_the_span() {
+    // Large enough for delayed updates to be pending between queries.
+    let mut rng = SplitMix64::new(12);
+    for f in [Field::GF2, Field::GF256] {
+        let g = 48;
+        let mut decoder = Decoder::new(f, g, 8).unwrap();
+        let mut rows = Vec::new();
+        while !decoder.is_complete() {
+            let mut c = vec![0u8; g];
+            let from = rng.below(g as u64) as usize;
+            for x in c.iter_mut().skip(from).take(3) {
+                *x = (rng.next_u64() as u8) & f.max_element();
+            }
+            decoder.consume(&c, &[0; 8]).unwrap();
+            rows.push(c);
+            for i in 0..g {
+                let mut with_unit = rows.clone();
+                let mut e = vec![0u8; g];
+                e[i] = 1;
+                with_unit.push(e);
+                let in_span = rank(f, &with_unit) == rank(f, &rows);
+                assert_eq!(decoder.is_symbol_decoded(i), in_span, "{f:?} symbol {i} after {} rows", rows.len());
+            }
+        }
+    }
+}

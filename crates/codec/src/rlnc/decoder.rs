@@ -10,6 +10,11 @@ use ncmesh_gf::Field;
 /// The coefficient rows are kept in reduced row echelon form, so a symbol is
 /// decoded the moment its row becomes a unit vector.
 ///
+/// Clearing a new pivot column from the older rows is delayed: up to
+/// [`PENDING_ROWS`] new rows wait, reduced against everything, and are then
+/// cleared from the older rows in one matrix product, which reads each new
+/// row once per four older ones instead of once per row.
+///
 /// Payloads are never touched during elimination. Each row also carries the
 /// weights that express it as a combination of the innovative payloads
 /// received so far, which are stored as they arrived. A payload is computed
@@ -32,9 +37,15 @@ pub struct Decoder {
     /// Decoded payloads by symbol index, valid where `materialized`.
     decoded: Vec<u8>,
     materialized: Vec<bool>,
+    /// Pivots of rows not yet cleared from the older rows.
+    pending: Vec<usize>,
+    is_pending: Vec<bool>,
     scratch: Vec<u8>,
     factors: Vec<(u8, usize)>,
 }
+
+/// How many new rows wait before they are cleared from the older ones.
+pub const PENDING_ROWS: usize = 16;
 
 impl Decoder {
     /// A decoder for `symbols` symbols of `symbol_bytes` bytes.
@@ -53,6 +64,8 @@ impl Decoder {
             received: Vec::with_capacity(symbols * symbol_bytes),
             decoded: vec![0; symbols * symbol_bytes],
             materialized: vec![false; symbols],
+            pending: Vec::with_capacity(PENDING_ROWS),
+            is_pending: vec![false; symbols],
             scratch: vec![0; width],
             factors: Vec::with_capacity(symbols),
         })
@@ -81,10 +94,21 @@ impl Decoder {
         self.pivot.get(index).copied().unwrap_or(false)
     }
 
-    /// Whether symbol `index` is decoded: its row has no other non-zero coefficient.
+    /// Whether symbol `index` is decoded: its row, once cleared of the
+    /// pending pivots, has no other non-zero coefficient.
     pub fn is_symbol_decoded(&self, index: usize) -> bool {
-        self.is_symbol_seen(index)
-            && self.coefficients(index).iter().enumerate().all(|(j, &c)| j == index || c == 0)
+        if !self.is_symbol_seen(index) {
+            return false;
+        }
+        let unit = |row: &[u8]| row.iter().enumerate().all(|(j, &c)| j == index || c == 0);
+        let row = self.coefficients(index);
+        if self.is_pending[index] || self.pending.iter().all(|&p| row[p] == 0) {
+            return unit(row);
+        }
+        let mut cleared = row.to_vec();
+        let terms = self.pending.iter().map(|&p| (row[p], self.coefficients(p)));
+        self.field.axpy_sum(terms, &mut cleared);
+        unit(&cleared)
     }
 
     /// The number of decoded symbols.
@@ -97,6 +121,7 @@ impl Decoder {
         if !self.is_symbol_decoded(index) {
             return None;
         }
+        self.clear_pending();
         self.materialize(index);
         let s = self.symbol_bytes;
         Some(&self.decoded[index * s..(index + 1) * s])
@@ -107,6 +132,7 @@ impl Decoder {
         if !self.is_complete() {
             return None;
         }
+        self.clear_pending();
         self.materialize_all();
         Some(&self.decoded)
     }
@@ -198,33 +224,74 @@ impl Decoder {
         if w > g {
             self.scratch[g + self.rank] = 1;
         }
-        // Rows are fully reduced, so every pivot column is cleared in one sum
-        // with the scratch row's original entries as factors.
-        // Weights beyond the payloads received so far are zero: skip them.
+        // Older rows are reduced among themselves, so their pivot columns are
+        // cleared in one sum with the scratch row's original entries as
+        // factors; that leaves entries at pending pivots, cleared in a second.
         let used = if w > g { g + self.rank + 1 } else { g };
-        self.factors.clear();
-        self.factors.extend((0..g).filter(|&j| self.pivot[j] && self.scratch[j] != 0).map(|j| (self.scratch[j], j)));
-        let rows = &self.rows;
-        let terms = self.factors.iter().map(|&(c, j)| (c, &rows[j * w..j * w + used]));
-        field.axpy_sum(terms, &mut self.scratch[..used]);
+        for older in [false, true] {
+            self.factors.clear();
+            for j in 0..g {
+                let c = self.scratch[j];
+                if c != 0 && self.pivot[j] && self.is_pending[j] == older {
+                    self.factors.push((c, j));
+                }
+            }
+            let rows = &self.rows;
+            let terms = self.factors.iter().map(|&(c, j)| (c, &rows[j * w..j * w + used]));
+            field.axpy_sum(terms, &mut self.scratch[..used]);
+        }
         let Some(p) = self.scratch[..g].iter().position(|&c| c != 0) else {
             return Received::NotInnovative;
         };
         field.scale(field.inv(self.scratch[p]), &mut self.scratch[..used]);
-        // Clear the new pivot column from the rows above it.
+        // Pending rows stay fully reduced: clear the new pivot from them now.
         let scratch = &self.scratch[..used];
-        let pivot = &self.pivot;
-        let above = self.rows.chunks_exact_mut(w).enumerate().take(p).filter(|(i, r)| pivot[*i] && r[p] != 0);
-        field.axpy_fanout(scratch, above.map(|(_, r)| (r[p], &mut r[..used])));
+        let is_pending = &self.is_pending;
+        let waiting = self.rows.chunks_exact_mut(w).enumerate().filter(|(i, r)| is_pending[*i] && r[p] != 0);
+        field.axpy_fanout(scratch, waiting.map(|(_, r)| (r[p], &mut r[..used])));
         self.rows[p * w..(p + 1) * w].copy_from_slice(&self.scratch);
         self.received.extend_from_slice(payload);
         self.pivot[p] = true;
+        self.is_pending[p] = true;
+        self.pending.push(p);
         self.rank += 1;
+        if self.pending.len() == PENDING_ROWS || self.is_complete() {
+            self.clear_pending();
+        }
         if self.is_complete() {
             Received::Complete
         } else {
             Received::Innovative
         }
+    }
+
+    /// Clears the pending pivot columns from the older rows in one product.
+    fn clear_pending(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let (g, w) = (self.symbols, self.width);
+        let used = if w > g { g + self.rank } else { g };
+        let mut waiting = Vec::with_capacity(self.pending.len() * used);
+        for &p in &self.pending {
+            waiting.extend_from_slice(&self.rows[p * w..p * w + used]);
+        }
+        let mut factors = Vec::with_capacity(self.rank * self.pending.len());
+        let mut outputs: Vec<&mut [u8]> = Vec::with_capacity(self.rank);
+        for (i, row) in self.rows.chunks_exact_mut(w).enumerate() {
+            if self.pivot[i] && !self.is_pending[i] && self.pending.iter().any(|&p| row[p] != 0) {
+                for &p in &self.pending {
+                    factors.push(row[p]);
+                }
+                outputs.push(&mut row[..used]);
+            }
+        }
+        let inputs: Vec<&[u8]> = waiting.chunks_exact(used).collect();
+        self.field.matmul(&factors, &inputs, &mut outputs);
+        for &p in &self.pending {
+            self.is_pending[p] = false;
+        }
+        self.pending.clear();
     }
 
     /// Writes a random combination of the received symbols, expressed over
