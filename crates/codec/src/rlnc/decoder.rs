@@ -175,20 +175,32 @@ impl Decoder {
         if s == 0 {
             return;
         }
-        let pending: Vec<bool> = (0..g).map(|i| !self.materialized[i] && self.is_symbol_decoded(i)).collect();
+        // Rows of few weights (systematic symbols have one) are summed
+        // directly, skipping zeros; the dense rest go through one product.
+        let sparse = |row: &[u8]| row.iter().filter(|&&c| c != 0).count() * 8 <= r;
+        let mut dense = vec![false; g];
         let mut weights = Vec::with_capacity(g * r);
-        for i in (0..g).filter(|&i| pending[i]) {
-            weights.extend_from_slice(&self.row(i)[g..g + r]);
+        for i in 0..g {
+            if self.materialized[i] || !self.is_symbol_decoded(i) {
+                continue;
+            }
+            let row = &self.row(i)[g..g + r];
+            if sparse(row) {
+                self.materialize(i);
+            } else {
+                dense[i] = true;
+                weights.extend_from_slice(row);
+            }
         }
         if weights.is_empty() {
             return;
         }
         let received: Vec<&[u8]> = self.received.chunks_exact(s).collect();
         let mut outputs: Vec<&mut [u8]> =
-            self.decoded.chunks_exact_mut(s).zip(&pending).filter(|(_, &p)| p).map(|(out, _)| out).collect();
+            self.decoded.chunks_exact_mut(s).zip(&dense).filter(|(_, &d)| d).map(|(out, _)| out).collect();
         outputs.iter_mut().for_each(|out| out.fill(0));
         self.field.symbol_matmul(&weights, &received, &mut outputs);
-        self.materialized.iter_mut().zip(&pending).for_each(|(m, &p)| *m |= p);
+        self.materialized.iter_mut().zip(&dense).for_each(|(m, &d)| *m |= d);
     }
 
     /// Adds the coded symbol `payload = sum coefficients[i] * s_i`.
