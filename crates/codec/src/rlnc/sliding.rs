@@ -48,6 +48,10 @@ impl SlidingEncoder {
         self.start = self.start.max(seq.min(self.end()));
     }
 
+    pub fn symbol_bytes(&self) -> usize {
+        self.symbol_bytes
+    }
+
     /// The first sequence number in the window.
     pub fn start(&self) -> u64 {
         self.start

@@ -1,0 +1,34 @@
+# The README's commands. Each sets up what it needs in .venv first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
+
+.PHONY: demo test bench-codec fuzz clean
+
+demo: $(STAMP)
+	$(BIN)/ncmesh demo
+
+test: $(STAMP)
+	cargo test --workspace --exclude ncmesh-py
+	$(BIN)/python -m pytest -q -W error tests
+
+bench-codec: $(STAMP)
+	$(BIN)/python -m pip install -q galois raptorq
+	cargo bench -p ncmesh-codec --bench codec
+	$(BIN)/python -m ncmesh.bench_codec
+
+fuzz:
+	cd fuzz && for t in wire_parse decoder_consume lt_consume; do \
+		cargo +nightly fuzz run $$t -- -max_total_time=600 || exit 1; done
+
+$(STAMP): $(SOURCES)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "maturin>=1.7,<2" "numpy>=1.24" "typer>=0.12" "rich>=13" "pytest>=8" "hypothesis>=6"
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release -q
+	touch $@
+
+clean:
+	rm -rf $(VENV) target

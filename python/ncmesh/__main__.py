@@ -1,0 +1,3 @@
+from ncmesh.cli import app
+
+app()

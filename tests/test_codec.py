@@ -1,0 +1,191 @@
+"""The codec bindings: round trips, recoding, seen tracking, buffers and errors."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ncmesh import codec
+from ncmesh.codec import CodecError, Decoder, Encoder
+
+
+def granularity(q: int) -> int:
+    return 1 if 8 % q == 0 else q
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    q=st.integers(1, 8),
+    g=st.integers(1, 80),
+    units=st.integers(0, 20),
+    systematic=st.booleans(),
+    loss=st.floats(0, 0.5),
+    seed=st.integers(0, 2**32),
+)
+def test_decode_inverts_encode(q, g, units, systematic, loss, seed):
+    s = units * granularity(q)
+    rng = np.random.default_rng(seed)
+    data = rng.integers(0, 256, g * s, dtype=np.uint8).tobytes()
+    enc = Encoder(g, s, q=q, systematic=systematic)
+    enc.set_data(data)
+    dec = Decoder(g, s, q=q)
+    sent = 0
+    while not dec.is_complete:
+        index, c, p = enc.produce(sent)
+        sent += 1
+        assert sent < 40 * g + 100
+        if rng.random() < loss:
+            continue
+        result = dec.consume_systematic(index, p) if index is not None else dec.consume(c, p)
+        assert result in ("innovative", "not_innovative", "complete")
+    assert dec.data() == data
+    assert all(dec.symbol(i) == data[i * s : (i + 1) * s] for i in range(g))
+
+
+def test_relay_recodes_without_decoding():
+    g, s = 32, 100
+    data = bytes(range(256)) * (g * s // 256) + bytes(g * s % 256)
+    enc = Encoder(g, s)
+    enc.set_data(data)
+    relay, sink = Decoder(g, s), Decoder(g, s)
+    for seed in range(g // 2):
+        relay.consume(*enc.encode_seeded(seed))
+    # Half a generation at the relay: the sink can reach only that rank.
+    c, p = relay.recode(seed=7, count=3 * g)
+    assert sink.consume_batch(c, p) == g // 2
+    assert sink.rank == g // 2 and not sink.is_complete
+    for seed in range(g // 2, g + 10):
+        relay.consume(*enc.encode_seeded(seed))
+    c, p = relay.recode(seed=8, count=g + 10)
+    sink.consume_batch(c, p)
+    assert sink.data() == data
+
+
+def leading_positions(rows: list[list[int]], g: int) -> set[int]:
+    """Every leading position of a non-zero vector in the GF(2) span, by enumeration."""
+    lead = set()
+    for mask in range(1, 2 ** len(rows)):
+        v = [0] * g
+        for k, row in enumerate(rows):
+            if mask >> k & 1:
+                v = [a ^ b for a, b in zip(v, row)]
+        if any(v):
+            lead.add(next(i for i, x in enumerate(v) if x))
+    return lead
+
+
+def test_seen_symbols_match_their_definition():
+    rng = np.random.default_rng(5)
+    g = 9
+    dec = Decoder(g, 0, q=1)
+    rows = []
+    for _ in range(10):
+        start = int(rng.integers(0, g))
+        row = [0] * start + list(rng.integers(0, 2, g - start))
+        dec.consume(bytes(row), b"")
+        rows.append(row)
+        seen = {i for i in range(g) if dec.is_symbol_seen(i)}
+        assert seen == leading_positions(rows, g)
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray, memoryview, np.frombuffer])
+def test_any_buffer_is_accepted(kind):
+    enc = Encoder(4, 16)
+    raw = bytes(range(64))
+    enc.set_data(kind(raw) if kind is not np.frombuffer else np.frombuffer(raw, dtype=np.uint8))
+    c, p = enc.encode_seeded(3)
+    dec = Decoder(4, 16)
+    assert dec.consume(kind(c) if kind is not np.frombuffer else np.frombuffer(c, np.uint8), p) == "innovative"
+    # A strided (non-contiguous) numpy view is copied, not misread.
+    wide = np.zeros(128, dtype=np.uint8)
+    wide[::2] = np.frombuffer(raw, np.uint8)
+    enc2 = Encoder(4, 16)
+    enc2.set_data(wide[::2])
+    assert enc2.encode_seeded(3) == (c, p)
+
+
+def test_bad_input_raises_codec_error_naming_what_was_expected():
+    dec = Decoder(4, 8, q=4)
+    with pytest.raises(CodecError, match="expected 4"):
+        dec.consume(b"\x01\x02\x03", bytes(8))
+    with pytest.raises(CodecError, match="expected 8"):
+        dec.consume(b"\x01\x02\x03\x04", bytes(7))
+    with pytest.raises(CodecError, match="not an element of GF\\(2\\^4\\)"):
+        dec.consume(b"\x01\x02\x10\x04", bytes(8))
+    with pytest.raises(CodecError, match="between 1 and 8"):
+        Encoder(4, 8, q=9)
+    with pytest.raises(CodecError, match="multiple of 3"):
+        Decoder(4, 10, q=3)
+    with pytest.raises(CodecError, match="nothing to recode"):
+        Decoder(4, 8).recode(1)
+    assert issubclass(CodecError, ValueError)
+
+
+def test_payload_work_releases_the_gil():
+    g, s = 128, 1500
+    enc = Encoder(g, s)
+    enc.set_data(bytes(g * s))
+    rows = b"".join(codec.coefficients(i, g) for i in range(4 * g))
+    ticks = 0
+    worker = threading.Thread(target=lambda: [enc.encode_batch(rows) for _ in range(3)])
+    worker.start()
+    while worker.is_alive():
+        ticks += 1
+    worker.join()
+    # Holding the GIL through each native call would leave this loop a
+    # handful of iterations between calls.
+    assert ticks > 10_000
+
+
+def test_encode_many_matches_single_encodes():
+    enc = Encoder(8, 32)
+    enc.set_data(bytes(range(256)))
+    coefficients, payloads = codec.encode_many(enc, np.arange(5))
+    assert coefficients.shape == (5, 8) and payloads.shape == (5, 32)
+    for seed in range(5):
+        c, p = enc.encode_seeded(seed)
+        assert coefficients[seed].tobytes() == c and payloads[seed].tobytes() == p
+
+
+def test_sliding_window_delivers_in_order():
+    rng = np.random.default_rng(3)
+    tx, rx = codec.SlidingEncoder(16), codec.SlidingDecoder(16)
+    packets = [rng.integers(0, 256, 16, dtype=np.uint8).tobytes() for _ in range(50)]
+    delivered, nxt, seed = [], 0, 0
+    while len(delivered) < len(packets):
+        while nxt < len(packets) and tx.end - tx.start < 6:
+            assert tx.push(packets[nxt]) == nxt
+            nxt += 1
+        start, c, p = tx.encode(seed)
+        seed += 1
+        if rng.random() < 0.3:
+            continue
+        rx.consume(start, c, p)
+        rx.forget_below(start)
+        while (item := rx.poll_decoded()) is not None:
+            delivered.append(item[1])
+        tx.acknowledge(rx.first_unseen)
+    assert delivered == packets
+
+
+def test_lt_round_trip_and_xor():
+    k, s = 200, 32
+    data = np.random.default_rng(1).integers(0, 256, k * s, dtype=np.uint8).tobytes()
+    enc = codec.LtEncoder(k, s, seed=9)
+    enc.set_data(data)
+    dec = codec.LtDecoder(k, s, seed=9)
+    esi = 0
+    while not dec.is_complete:
+        dec.consume(esi, enc.encode(esi))
+        esi += 1
+    assert dec.data() == data
+    assert sorted(dec.decode_order()) == list(range(k))
+
+    a, b = b"\x01\x02\x03\x04", b"\x10\x20"
+    coded = codec.xor_combine([a, b])
+    assert coded == b"\x11\x22\x03\x04"
+    assert codec.xor_combine([coded, a])[: len(b)] == b
