@@ -20,6 +20,15 @@ pub struct ByteMap {
 
 impl ByteMap {
     pub const ZERO: ByteMap = ByteMap { lo: [0; 16], hi: [0; 16], affine: 0 };
+    /// The affine encoding of the identity, multiplication by one.
+    pub const IDENTITY_AFFINE: u64 = 0x0102_0408_1020_4080;
+
+    /// Multiplication by one: table kernels replace it with a plain XOR,
+    /// which is all GF(2) ever needs.
+    #[inline]
+    pub const fn is_identity(&self) -> bool {
+        self.affine == Self::IDENTITY_AFFINE
+    }
 
     /// Builds the map from the images of the eight input bits.
     pub const fn from_columns(col: [u8; 8]) -> ByteMap {
@@ -208,6 +217,13 @@ mod tests {
             }
             assert!(!seen[0]);
         }
+    }
+
+    #[test]
+    fn identity_is_recognised() {
+        assert!(TABLES[7].element[1].is_identity());
+        assert!(TABLES[0].packed[1].is_identity());
+        assert!(!TABLES[7].element[2].is_identity());
     }
 
     #[test]

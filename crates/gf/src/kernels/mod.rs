@@ -58,6 +58,21 @@ impl std::fmt::Debug for Kernels {
     }
 }
 
+/// A matrix product as one multi-row sum per output, skipping zero
+/// coefficients: for table kernels, where a product costs more than a load.
+pub(crate) fn matmul_by_rows(
+    multi: impl Fn(&[&ByteMap], &[&[u8]], &mut [u8]),
+    ms: &[&ByteMap],
+    xs: &[&[u8]],
+    ys: &mut [&mut [u8]],
+) {
+    for (row, y) in ms.chunks_exact(xs.len().max(1)).zip(ys) {
+        let (maps, rows): (Vec<&ByteMap>, Vec<&[u8]>) =
+            row.iter().zip(xs).filter(|(m, _)| m.affine != 0).map(|(m, x)| (*m, *x)).unzip();
+        multi(&maps, &rows, y);
+    }
+}
+
 impl Kernels {
     /// The portable reference every other path is tested against.
     pub fn scalar() -> Kernels {

@@ -20,11 +20,12 @@ const KERNELS: Kernels = Kernels {
         }
     },
     map_xor_matmul: |ms, xs, ys| {
-        for (row, y) in ms.chunks_exact(xs.len().max(1)).zip(ys) {
-            for (m, x) in row.iter().zip(xs) {
-                unsafe { map_xor(m, x, y) }
-            }
-        }
+        super::matmul_by_rows(
+            |maps, rows, y| maps.iter().zip(rows).for_each(|(m, x)| unsafe { map_xor(m, x, y) }),
+            ms,
+            xs,
+            ys,
+        )
     },
     map_xor_fanout: |ms, x, ys| {
         for (m, y) in ms.iter().zip(ys) {
@@ -70,6 +71,9 @@ unsafe fn xor(x: &[u8], y: &mut [u8]) {
 
 #[target_feature(enable = "neon")]
 unsafe fn map_xor(m: &ByteMap, x: &[u8], y: &mut [u8]) {
+    if m.is_identity() {
+        return unsafe { xor(x, y) };
+    }
     let (lo, hi) = unsafe { (vld1q_u8(m.lo.as_ptr()), vld1q_u8(m.hi.as_ptr())) };
     blocks(x, y, |xp, yp| unsafe { vst1q_u8(yp, veorq_u8(vld1q_u8(yp), apply(lo, hi, vld1q_u8(xp)))) })
 }

@@ -40,10 +40,8 @@ fn map_xor_multi(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
     }
 }
 
-pub fn map_xor_matmul(ms: &[&ByteMap], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
-    for (row, y) in ms.chunks_exact(xs.len().max(1)).zip(ys) {
-        map_xor_multi(row, xs, y);
-    }
+fn map_xor_matmul(ms: &[&ByteMap], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+    super::matmul_by_rows(map_xor_multi, ms, xs, ys)
 }
 
 fn map_xor_fanout(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]]) {

@@ -41,9 +41,7 @@ macro_rules! nibble_kernels {
                 map: |m, y| unsafe { map(m, y) },
                 map_xor_multi: |ms, xs, y| unsafe { map_xor_multi(ms, xs, y) },
                 map_xor_matmul: |ms, xs, ys| {
-                    for (row, y) in ms.chunks_exact(xs.len().max(1)).zip(ys) {
-                        unsafe { map_xor_multi(row, xs, y) }
-                    }
+                    super::super::matmul_by_rows(|m, x, y| unsafe { map_xor_multi(m, x, y) }, ms, xs, ys)
                 },
                 map_xor_fanout: |ms, x, ys| unsafe { map_xor_fanout(ms, x, ys) },
                 dot256: scalar::KERNELS.dot256,
@@ -107,6 +105,9 @@ macro_rules! nibble_kernels {
 
             #[target_feature(enable = $feature)]
             unsafe fn map_xor(m: &ByteMap, x: &[u8], y: &mut [u8]) {
+                if m.is_identity() {
+                    return unsafe { xor(x, y) };
+                }
                 unsafe {
                     let t = tables(m);
                     blocks(x, y, |xp, yp| st(yp, $xor(ld(yp), apply(t, ld(xp)))))
@@ -140,7 +141,8 @@ macro_rules! nibble_kernels {
                     while i < whole {
                         let mut acc = ld(y.as_ptr().add(i));
                         for (m, x) in ms.iter().zip(xs) {
-                            acc = $xor(acc, apply(tables(m), ld(x.as_ptr().add(i))));
+                            let xv = ld(x.as_ptr().add(i));
+                            acc = $xor(acc, if m.is_identity() { xv } else { apply(tables(m), xv) });
                         }
                         st(y.as_mut_ptr().add(i), acc);
                         i += W;
