@@ -187,17 +187,20 @@ fn seen_symbols_match_the_brute_force_definition() {
                 let got: Vec<bool> = (0..g).map(|i| decoder.is_symbol_seen(i)).collect();
                 assert_eq!(got, want, "{f:?} g={g} rows={rows:?}");
                 for i in 0..g {
-                    // Decoded means the unit vector e_i is in the span.
-                    let mut with_unit = rows.clone();
-                    let mut e = vec![0u8; g];
-                    e[i] = 1;
-                    with_unit.push(e);
-                    let in_span = rank(f, &with_unit) == rank(f, &rows);
-                    assert_eq!(decoder.is_symbol_decoded(i), in_span, "{f:?} symbol {i}");
+                    assert_eq!(decoder.is_symbol_decoded(i), unit_in_span(f, &rows, i), "{f:?} symbol {i}");
                 }
             }
         }
     }
+}
+
+/// Decoded means the unit vector e_i is in the span of what was received.
+fn unit_in_span(f: Field, rows: &[Vec<u8>], i: usize) -> bool {
+    let mut with_unit = rows.to_vec();
+    let mut e = vec![0u8; rows[0].len()];
+    e[i] = 1;
+    with_unit.push(e);
+    rank(f, &with_unit) == rank(f, rows)
 }
 
 fn rank(f: Field, rows: &[Vec<u8>]) -> usize {
@@ -257,11 +260,7 @@ fn decoded_symbols_are_exactly_the_unit_vectors_in_the_span() {
             decoder.consume(&c, &[0; 8]).unwrap();
             rows.push(c);
             for i in 0..g {
-                let mut with_unit = rows.clone();
-                let mut e = vec![0u8; g];
-                e[i] = 1;
-                with_unit.push(e);
-                let in_span = rank(f, &with_unit) == rank(f, &rows);
+                let in_span = unit_in_span(f, &rows, i);
                 assert_eq!(decoder.is_symbol_decoded(i), in_span, "{f:?} symbol {i} after {} rows", rows.len());
             }
         }
