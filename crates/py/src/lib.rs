@@ -11,11 +11,19 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-create_exception!(_native, CodecError, PyValueError, "Malformed input to a codec, or misuse of one.");
+mod sim;
 
-/// The one conversion of Rust errors into Python exceptions.
+create_exception!(_native, CodecError, PyValueError, "Malformed input to a codec, or misuse of one.");
+create_exception!(_native, ScenarioError, PyValueError, "A scenario that cannot run: the message names the key, its line and what was expected.");
+
+/// The conversion of codec errors into Python exceptions.
 fn error(e: impl std::fmt::Display) -> PyErr {
     CodecError::new_err(e.to_string())
+}
+
+/// The conversion of scenario errors into Python exceptions.
+fn scenario_error(e: ncmesh_sim::scenario::ScenarioError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
 }
 
 fn field(q: u32) -> PyResult<Field> {
@@ -358,6 +366,9 @@ fn simd_isa() -> String {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CodecError", m.py().get_type::<CodecError>())?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_class::<sim::Simulation>()?;
+    m.add_function(wrap_pyfunction!(sim::scenario_schema, m)?)?;
     m.add_class::<Encoder>()?;
     m.add_class::<Decoder>()?;
     m.add_class::<SlidingEncoder>()?;

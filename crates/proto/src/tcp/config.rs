@@ -1,0 +1,165 @@
+//! TCP parameters: every knob with its default, as a scenario names them.
+
+use crate::time::Duration;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A TCP flavour as the seed papers name them: a congestion control paired
+/// with a loss recovery. ns-2's agents of the same names pair them the same way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// AIMD with fast retransmit and fast recovery that ends at the first new ACK (RFC 5681).
+    Reno,
+    /// AIMD with NewReno partial-ACK recovery (RFC 6582).
+    #[default]
+    NewReno,
+    /// AIMD with SACK-based loss recovery (RFC 2018, RFC 6675).
+    Sack,
+    /// Vegas delay-based congestion avoidance (Brakmo and Peterson 1995) with NewReno recovery.
+    Vegas,
+    /// CUBIC (RFC 9438) with SACK recovery when SACK is on, NewReno otherwise.
+    Cubic,
+}
+
+/// The loss recovery a sender runs after three duplicate ACKs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    Reno,
+    NewReno,
+    Sack,
+}
+
+/// The congestion control proper: how the window grows and what it falls to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    Reno,
+    Vegas,
+    Cubic,
+}
+
+impl Variant {
+    pub fn control(self) -> Control {
+        match self {
+            Variant::Reno | Variant::NewReno | Variant::Sack => Control::Reno,
+            Variant::Vegas => Control::Vegas,
+            Variant::Cubic => Control::Cubic,
+        }
+    }
+
+    /// The recovery this variant runs; SACK recovery needs SACK negotiated.
+    pub fn recovery(self, sack: bool) -> Recovery {
+        match self {
+            Variant::Reno => Recovery::Reno,
+            Variant::NewReno | Variant::Vegas => Recovery::NewReno,
+            Variant::Sack | Variant::Cubic if sack => Recovery::Sack,
+            Variant::Sack | Variant::Cubic => Recovery::NewReno,
+        }
+    }
+}
+
+/// Vegas thresholds, in segments of queue occupancy.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct VegasParams {
+    /// Grow the window by one segment per RTT while fewer than alpha segments are queued.
+    pub alpha: f64,
+    /// Shrink it by one segment per RTT while more than beta are queued.
+    pub beta: f64,
+    /// Leave slow start once more than gamma segments are queued.
+    pub gamma: f64,
+}
+
+impl Default for VegasParams {
+    /// ns-2's and ns-3's defaults.
+    fn default() -> Self {
+        VegasParams { alpha: 2.0, beta: 4.0, gamma: 1.0 }
+    }
+}
+
+/// CUBIC constants (RFC 9438 section 4).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct CubicParams {
+    /// C, in segments per second cubed.
+    pub c: f64,
+    /// The multiplicative decrease factor beta_cubic.
+    pub beta: f64,
+    /// Fast convergence (RFC 9438 section 4.7).
+    pub fast_convergence: bool,
+}
+
+impl Default for CubicParams {
+    fn default() -> Self {
+        CubicParams { c: 0.4, beta: 0.7, fast_convergence: true }
+    }
+}
+
+/// Everything configurable about one TCP connection. Both ends read it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpConfig {
+    pub variant: Variant,
+    /// Maximum segment size: payload bytes per full segment.
+    pub mss: u32,
+    /// Initial congestion window, in segments (RFC 6928 allows 10; ns-2 used 1).
+    pub initial_cwnd: u32,
+    /// Initial slow-start threshold, in segments; 0 means unbounded (RFC 5681).
+    pub initial_ssthresh: u32,
+    /// Skip slow start: start in congestion avoidance at `initial_cwnd`.
+    pub slow_start: bool,
+    /// Receive window, in segments. It is also the receiver's buffer for
+    /// out-of-order data: segments beyond it are discarded.
+    pub rcv_window: u32,
+    /// Acknowledge every second full segment, or when the delayed-ACK timer fires.
+    pub delayed_ack: bool,
+    /// The delayed-ACK timer, seconds.
+    #[serde(with = "crate::time::serde_secs")]
+    #[schemars(with = "f64")]
+    pub delayed_ack_timeout: Duration,
+    pub sack: bool,
+    /// The timestamp option (RFC 7323): 12 more header bytes and an RTT sample on every ACK.
+    pub timestamps: bool,
+    /// Lower bound of the retransmission timeout, seconds (RFC 6298 says 1 s; Linux uses 0.2 s).
+    #[serde(with = "crate::time::serde_secs")]
+    #[schemars(with = "f64")]
+    pub min_rto: Duration,
+    /// Upper bound of the retransmission timeout after backoff, seconds.
+    #[serde(with = "crate::time::serde_secs")]
+    #[schemars(with = "f64")]
+    pub max_rto: Duration,
+    /// The timeout before the first RTT sample, seconds.
+    #[serde(with = "crate::time::serde_secs")]
+    #[schemars(with = "f64")]
+    pub initial_rto: Duration,
+    /// Duplicate ACKs that trigger fast retransmit.
+    pub dupthresh: u32,
+    pub vegas: VegasParams,
+    pub cubic: CubicParams,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            variant: Variant::NewReno,
+            mss: 1000,
+            initial_cwnd: 1,
+            initial_ssthresh: 0,
+            slow_start: true,
+            rcv_window: 100,
+            delayed_ack: false,
+            delayed_ack_timeout: Duration::from_millis(200),
+            sack: true,
+            timestamps: false,
+            min_rto: Duration::from_millis(200),
+            max_rto: Duration::from_secs(60),
+            initial_rto: Duration::from_secs(1),
+            dupthresh: 3,
+            vegas: VegasParams::default(),
+            cubic: CubicParams::default(),
+        }
+    }
+}
+
+/// Bytes of IPv4 and TCP headers without options.
+pub const BASE_HEADER_BYTES: u32 = 40;

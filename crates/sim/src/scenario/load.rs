@@ -1,0 +1,266 @@
+//! From text to a validated scenario, with every error pointing at a key and
+//! its line.
+
+use super::ScenarioSpec;
+use std::fmt;
+use toml::de::{DeTable, DeValue};
+use toml::{Table, Value};
+
+/// Where a scenario comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum Source<'a> {
+    /// TOML text, with the name errors should cite (usually the file path).
+    Toml { text: &'a str, origin: &'a str },
+    /// JSON text of the same document (how Python dictionaries arrive); errors cite keys only.
+    Json { text: &'a str, origin: &'a str },
+}
+
+/// Why a scenario was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ScenarioError {
+    /// The text is not TOML (or JSON).
+    #[error("{origin}{}: {message}", at(*line))]
+    Syntax { origin: String, line: Option<usize>, message: String },
+    /// A key is unknown, has the wrong type, or a value is out of range or refers to nothing.
+    #[error("{origin}{}: {key}: {message}", at(*line))]
+    Invalid { origin: String, key: String, line: Option<usize>, message: String },
+    /// A `--set key=value` override cannot be applied.
+    #[error("--set {assignment}: {message}")]
+    Override { assignment: String, message: String },
+}
+
+fn at(line: Option<usize>) -> String {
+    line.map(|l| format!(":{l}")).unwrap_or_default()
+}
+
+/// A step of a key path: a table key or an array index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// A key path such as `links[2].loss`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct KeyPath(pub Vec<Step>);
+
+impl KeyPath {
+    pub fn key(&self, k: &str) -> KeyPath {
+        let mut p = self.clone();
+        p.0.push(Step::Key(k.to_string()));
+        p
+    }
+    pub fn index(&self, i: usize) -> KeyPath {
+        let mut p = self.clone();
+        p.0.push(Step::Index(i));
+        p
+    }
+}
+
+impl fmt::Display for KeyPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (n, step) in self.0.iter().enumerate() {
+            match step {
+                Step::Key(k) if n == 0 => write!(f, "{k}")?,
+                Step::Key(k) => write!(f, ".{k}")?,
+                Step::Index(i) => write!(f, "[{i}]")?,
+            }
+        }
+        if self.0.is_empty() {
+            write!(f, "(top level)")?;
+        }
+        Ok(())
+    }
+}
+
+/// A semantic error found after deserialization.
+#[derive(Debug)]
+pub(crate) struct Invalid {
+    pub path: KeyPath,
+    pub message: String,
+}
+
+/// A scenario that parsed and validated. Its spec is fully resolved: link
+/// classes and TCP defaults are merged in, and overrides applied.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub spec: ScenarioSpec,
+}
+
+impl Scenario {
+    /// Parses, applies `overrides` (pairs of dotted key and TOML value, as
+    /// `--set links.0.loss=0.1` gives), resolves and validates.
+    pub fn load(source: Source<'_>, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
+        let (text, origin, is_toml) = match source {
+            Source::Toml { text, origin } => (text, origin, true),
+            Source::Json { text, origin } => (text, origin, false),
+        };
+        let syntax = |line, message: String| ScenarioError::Syntax { origin: origin.to_string(), line, message };
+        let doc: Table = if is_toml {
+            toml::from_str(text).map_err(|e| syntax(e.span().map(|s| line_of(text, s.start)), e.message().trim().to_string()))?
+        } else {
+            serde_json::from_str(text).map_err(|e| syntax(Some(e.line()), e.to_string()))?
+        };
+        let spans = if is_toml { DeTable::parse(text).ok().map(|t| t.into_inner()) } else { None };
+        let invalid = |e: Invalid| ScenarioError::Invalid {
+            origin: origin.to_string(),
+            line: spans.as_ref().and_then(|t| locate(t, &e.path)).map(|offset| line_of(text, offset)),
+            key: e.path.to_string(),
+            message: e.message,
+        };
+
+        let mut doc = Value::Table(doc);
+        for (key, value) in overrides {
+            apply_override(&mut doc, key, value)?;
+        }
+        resolve(&mut doc).map_err(&invalid)?;
+        let spec: ScenarioSpec = serde_path_to_error::deserialize(doc).map_err(|e| invalid(from_serde(e)))?;
+        super::validate::validate(&spec).map_err(invalid)?;
+        Ok(Scenario { spec })
+    }
+
+    /// The resolved scenario as TOML: what actually ran, for records and hashing.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(&self.spec).expect("a resolved scenario serialises")
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+fn from_serde(e: serde_path_to_error::Error<toml::de::Error>) -> Invalid {
+    use serde_path_to_error::Segment;
+    let mut path = KeyPath::default();
+    for segment in e.path().iter() {
+        match segment {
+            Segment::Seq { index } => path.0.push(Step::Index(*index)),
+            Segment::Map { key } | Segment::Enum { variant: key } => path.0.push(Step::Key(key.clone())),
+            Segment::Unknown => {}
+        }
+    }
+    Invalid { path, message: e.inner().message().trim().to_string() }
+}
+
+/// The byte offset of the deepest part of `path` present in the document.
+fn locate(table: &DeTable<'_>, path: &KeyPath) -> Option<usize> {
+    let mut best = None;
+    let mut here: Option<&DeValue<'_>> = None;
+    let mut top = Some(table);
+    for step in &path.0 {
+        let next = match (step, top, here) {
+            (Step::Key(k), Some(t), _) | (Step::Key(k), None, Some(DeValue::Table(t))) => {
+                t.iter().find(|(key, _)| key.get_ref().as_ref() == k.as_str()).map(|(key, v)| {
+                    best = Some(key.span().start);
+                    v
+                })
+            }
+            (Step::Index(i), None, Some(DeValue::Array(a))) => a.get(*i).inspect(|v| best = Some(v.span().start)),
+            _ => None,
+        };
+        match next {
+            Some(v) => {
+                here = Some(v.get_ref());
+                top = None;
+            }
+            None => break,
+        }
+    }
+    best
+}
+
+/// Applies `key=value` to the raw document: the value is read as TOML
+/// (`0.1`, `"newreno"`, `[1, 3]`), or taken as a string if it does not parse;
+/// numeric steps index arrays (`links.0.loss`).
+fn apply_override(doc: &mut Value, key: &str, raw: &str) -> Result<(), ScenarioError> {
+    let fail = |message: String| ScenarioError::Override { assignment: format!("{key}={raw}"), message };
+    let value = format!("v = {raw}")
+        .parse::<Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| Value::String(raw.to_string()));
+    let steps: Vec<&str> = key.split('.').collect();
+    if steps.iter().any(|s| s.is_empty()) {
+        return Err(fail("expected a dotted key such as link_class.wireless.loss".into()));
+    }
+    let (last, parents) = steps.split_last().expect("split yields at least one piece");
+    let mut slot: &mut Value = doc;
+    for step in parents {
+        slot = match slot {
+            Value::Table(t) => t.entry(step.to_string()).or_insert_with(|| Value::Table(Table::new())),
+            Value::Array(a) => {
+                let len = a.len();
+                let i: usize = step.parse().map_err(|_| fail(format!("{step:?} indexes an array; expected a number")))?;
+                a.get_mut(i).ok_or_else(|| fail(format!("index {i} is past the end of an array of {len}")))?
+            }
+            _ => return Err(fail(format!("{step:?} is inside a value that is not a table or array"))),
+        };
+    }
+    match slot {
+        Value::Table(t) => {
+            t.insert(last.to_string(), value);
+        }
+        Value::Array(a) => {
+            let len = a.len();
+            let i: usize = last.parse().map_err(|_| fail(format!("{last:?} indexes an array; expected a number")))?;
+            *a.get_mut(i).ok_or_else(|| fail(format!("index {i} is past the end of an array of {len}")))? = value;
+        }
+        _ => return Err(fail(format!("{last:?} is inside a value that is not a table or array"))),
+    }
+    Ok(())
+}
+
+/// Expands link classes into links and the shared `[tcp]` table into each
+/// flow's, so that the typed document is complete and `--set` on a class or
+/// on `tcp` reaches every user of it.
+fn resolve(doc: &mut Value) -> Result<(), Invalid> {
+    let root = KeyPath::default();
+    let Value::Table(top) = doc else { unreachable!("documents are tables") };
+    let classes = top.get("link_class").cloned();
+    if let Some(Value::Array(links)) = top.get_mut("links") {
+        for (i, link) in links.iter_mut().enumerate() {
+            let Value::Table(link) = link else { continue };
+            let Some(class) = link.get("class") else { continue };
+            let path = root.key("links").index(i).key("class");
+            let Value::String(name) = class else {
+                return Err(Invalid { path, message: "expected the name of a link class".into() });
+            };
+            let Some(Value::Table(defaults)) = classes.as_ref().and_then(|c| c.get(name.as_str())) else {
+                let known: Vec<String> = match &classes {
+                    Some(Value::Table(c)) => c.keys().cloned().collect(),
+                    _ => vec![],
+                };
+                return Err(Invalid { path, message: format!("no link class {name:?}; defined: {known:?}") });
+            };
+            for (k, v) in defaults {
+                link.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+    }
+    let tcp = top.get("tcp").cloned();
+    if let (Some(tcp), Some(Value::Array(flows))) = (tcp, top.get_mut("flows")) {
+        for flow in flows.iter_mut() {
+            let Value::Table(flow) = flow else { continue };
+            let own = flow.remove("tcp").unwrap_or_else(|| Value::Table(Table::new()));
+            flow.insert("tcp".into(), merged(tcp.clone(), own));
+        }
+    }
+    Ok(())
+}
+
+/// `over` laid on `base`, table by table.
+fn merged(base: Value, over: Value) -> Value {
+    match (base, over) {
+        (Value::Table(mut base), Value::Table(over)) => {
+            for (k, v) in over {
+                let merged_value = match base.remove(&k) {
+                    Some(b) => merged(b, v),
+                    None => v,
+                };
+                base.insert(k, merged_value);
+            }
+            Value::Table(base)
+        }
+        (_, over) => over,
+    }
+}

@@ -1,0 +1,218 @@
+//! The scenario file: one TOML document describing nodes, links, routes,
+//! flows, protocol parameters, duration, seed and probes.
+//!
+//! Loading is three steps, each of which names the offending key and line:
+//! parse the TOML, apply `--set` overrides and expand link classes and TCP
+//! defaults, then deserialize into these types (unknown keys refused) and
+//! validate what types cannot say (ranges, references, routes).
+
+mod load;
+mod units;
+mod validate;
+
+pub use load::{Scenario, ScenarioError, Source};
+pub use units::{Rate, Seconds};
+
+use ncmesh_proto::tcp::TcpConfig;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A node's label in the scenario, as the papers number them.
+pub type NodeId = u32;
+
+/// The document, as written. See `docs/scenarios.md`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    /// A short name, used in reports.
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Simulated time to run.
+    pub duration: Seconds,
+    /// The run's seed: every random stream derives from it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Node labels.
+    pub nodes: Vec<NodeId>,
+    /// Named sets of link parameters; a link takes its class's values and overrides any of them.
+    #[serde(default)]
+    pub link_class: BTreeMap<String, LinkClass>,
+    pub links: Vec<LinkSpec>,
+    /// Static routes that replace shortest paths at one node towards one destination.
+    #[serde(default)]
+    pub routes: Vec<RouteSpec>,
+    /// TCP parameters shared by every TCP flow; a flow's own `tcp` table overrides them.
+    #[serde(default)]
+    pub tcp: TcpConfig,
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+    #[serde(default)]
+    pub probes: ProbeSpec,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// Link parameters that a class can provide.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkClass {
+    pub capacity: Option<Rate>,
+    pub delay: Option<Seconds>,
+    /// Bernoulli loss probability per packet, in [0, 1).
+    pub loss: Option<f64>,
+    pub gilbert_elliott: Option<GilbertElliottSpec>,
+    /// Output queue size in packets, per direction.
+    pub queue: Option<u32>,
+}
+
+/// A full-duplex link: one channel each way with the same parameters.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// The two ends.
+    pub between: [NodeId; 2],
+    /// The link class it takes defaults from.
+    #[serde(default)]
+    pub class: Option<String>,
+    pub capacity: Rate,
+    /// One-way propagation delay.
+    pub delay: Seconds,
+    /// Bernoulli loss probability per packet, in [0, 1). Ignored when `gilbert_elliott` is set.
+    #[serde(default)]
+    pub loss: f64,
+    /// Bursty loss instead of Bernoulli.
+    #[serde(default)]
+    pub gilbert_elliott: Option<GilbertElliottSpec>,
+    /// Output queue size in packets, per direction (DropTail).
+    #[serde(default = "default_queue")]
+    pub queue: u32,
+}
+
+fn default_queue() -> u32 {
+    100
+}
+
+/// The Gilbert-Elliott channel, stepped once per packet.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GilbertElliottSpec {
+    pub p_good_to_bad: f64,
+    pub p_bad_to_good: f64,
+    #[serde(default)]
+    pub loss_good: f64,
+    #[serde(default = "one")]
+    pub loss_bad: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// At node `at`, packets for `to` leave towards the neighbours `via`.
+/// Several neighbours split flows among them by flow number, keeping each
+/// flow on one path.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSpec {
+    pub at: NodeId,
+    pub to: NodeId,
+    pub via: Vec<NodeId>,
+}
+
+/// What a flow's application does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AppKind {
+    /// TCP, always something to send (FTP).
+    Bulk,
+    /// TCP, a transfer of `bytes`.
+    Sized,
+    /// UDP at a constant bit rate.
+    Cbr,
+    /// UDP at `rate` during exponentially distributed on periods, silent during off periods.
+    OnOff,
+}
+
+/// One flow, or `count` identical ones.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub app: AppKind,
+    /// How many identical flows this entry stands for.
+    #[serde(default = "one_u32")]
+    pub count: u32,
+    #[serde(default)]
+    pub start: Seconds,
+    /// When the application stops offering data; the end of the run by default.
+    #[serde(default)]
+    pub stop: Option<Seconds>,
+    /// Transfer size for `sized`.
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// Sending rate for `cbr` and `onoff`.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// UDP payload bytes per packet.
+    #[serde(default = "default_packet_size")]
+    pub packet_size: u32,
+    /// Mean on and off periods for `onoff`.
+    #[serde(default = "one_second")]
+    pub on_time: Seconds,
+    #[serde(default = "one_second")]
+    pub off_time: Seconds,
+    /// Pin the flow to this node path (source to destination); ACKs take it backwards.
+    #[serde(default)]
+    pub path: Option<Vec<NodeId>>,
+    /// This flow's TCP parameters: the scenario's `[tcp]` with these keys overridden.
+    #[serde(default)]
+    pub tcp: TcpConfig,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+fn default_packet_size() -> u32 {
+    1000
+}
+fn one_second() -> Seconds {
+    Seconds(ncmesh_proto::Duration::from_secs(1))
+}
+
+/// What to record besides the flow summaries and link counters.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProbeSpec {
+    /// Sampling interval of every time series.
+    pub interval: Seconds,
+    /// Sample output queue lengths: `true` for every interface, or a list of `[from, to]` links.
+    pub queues: QueueProbe,
+    /// Sample each TCP flow's congestion window.
+    pub cwnd: bool,
+    /// Sample each TCP flow's smoothed RTT.
+    pub rtt: bool,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum QueueProbe {
+    All(bool),
+    Links(Vec<[NodeId; 2]>),
+}
+
+impl Default for ProbeSpec {
+    fn default() -> Self {
+        ProbeSpec { interval: one_second(), queues: QueueProbe::All(false), cwnd: false, rtt: false }
+    }
+}
+
+/// The JSON Schema of scenario files, for editors.
+pub fn json_schema() -> String {
+    serde_json::to_string_pretty(&schemars::schema_for!(ScenarioSpec)).expect("a schema serialises")
+}

@@ -1,0 +1,188 @@
+//! What types cannot say: ranges, references between sections, and that
+//! every flow has a route both ways.
+
+use super::load::{Invalid, KeyPath};
+use super::{AppKind, GilbertElliottSpec, ScenarioSpec};
+use crate::routing::Topology;
+use ncmesh_proto::tcp::TcpConfig;
+use std::collections::HashSet;
+
+type Check = Result<(), Invalid>;
+
+fn fail(path: KeyPath, message: impl Into<String>) -> Check {
+    Err(Invalid { path, message: message.into() })
+}
+
+fn probability(path: KeyPath, p: f64, closed: bool) -> Check {
+    let ok = if closed { (0.0..=1.0).contains(&p) } else { (0.0..1.0).contains(&p) };
+    if ok {
+        Ok(())
+    } else {
+        fail(path, format!("expected a probability in [0, 1{}, found {p}", if closed { "]" } else { ")" }))
+    }
+}
+
+pub(crate) fn validate(spec: &ScenarioSpec) -> Check {
+    let root = KeyPath::default();
+    if spec.duration.0.as_nanos() == 0 {
+        return fail(root.key("duration"), "expected a positive duration");
+    }
+    let mut nodes = HashSet::new();
+    for (i, id) in spec.nodes.iter().enumerate() {
+        if !nodes.insert(*id) {
+            return fail(root.key("nodes").index(i), format!("node {id} is listed twice"));
+        }
+    }
+    let node = |path: KeyPath, id: u32| -> Check {
+        if nodes.contains(&id) {
+            Ok(())
+        } else {
+            fail(path, format!("no node {id}; expected one of the labels in `nodes`"))
+        }
+    };
+
+    let mut pairs = HashSet::new();
+    for (i, link) in spec.links.iter().enumerate() {
+        let at = root.key("links").index(i);
+        let [a, b] = link.between;
+        node(at.key("between"), a)?;
+        node(at.key("between"), b)?;
+        if a == b {
+            return fail(at.key("between"), format!("a link needs two different nodes, found {a} twice"));
+        }
+        if !pairs.insert((a.min(b), a.max(b))) {
+            return fail(at.key("between"), format!("nodes {a} and {b} are already linked"));
+        }
+        probability(at.key("loss"), link.loss, false)?;
+        if let Some(ge) = &link.gilbert_elliott {
+            let GilbertElliottSpec { p_good_to_bad, p_bad_to_good, loss_good, loss_bad } = *ge;
+            let ge_at = at.key("gilbert_elliott");
+            probability(ge_at.key("p_good_to_bad"), p_good_to_bad, true)?;
+            probability(ge_at.key("p_bad_to_good"), p_bad_to_good, true)?;
+            probability(ge_at.key("loss_good"), loss_good, false)?;
+            probability(ge_at.key("loss_bad"), loss_bad, true)?;
+        }
+        if link.queue == 0 {
+            return fail(at.key("queue"), "expected a queue of at least 1 packet");
+        }
+    }
+    for (name, class) in &spec.link_class {
+        if let Some(p) = class.loss {
+            probability(root.key("link_class").key(name).key("loss"), p, false)?;
+        }
+    }
+
+    for (i, route) in spec.routes.iter().enumerate() {
+        let at = root.key("routes").index(i);
+        node(at.key("at"), route.at)?;
+        node(at.key("to"), route.to)?;
+        if route.via.is_empty() {
+            return fail(at.key("via"), "expected at least one next hop");
+        }
+        for (j, &v) in route.via.iter().enumerate() {
+            node(at.key("via").index(j), v)?;
+            let linked = pairs.contains(&(route.at.min(v), route.at.max(v)));
+            if !linked {
+                return fail(at.key("via").index(j), format!("node {v} is not a neighbour of node {}", route.at));
+            }
+        }
+    }
+
+    tcp(root.key("tcp"), &spec.tcp)?;
+    let topology = Topology::new(spec);
+    let duration = spec.duration.0;
+    for (i, flow) in spec.flows.iter().enumerate() {
+        let at = root.key("flows").index(i);
+        node(at.key("src"), flow.src)?;
+        node(at.key("dst"), flow.dst)?;
+        if flow.src == flow.dst {
+            return fail(at.key("dst"), "a flow needs a destination other than its source");
+        }
+        if flow.count == 0 {
+            return fail(at.key("count"), "expected at least 1");
+        }
+        if flow.start.0 >= duration {
+            return fail(at.key("start"), format!("the flow starts at or after the end of the run ({duration})"));
+        }
+        if let Some(stop) = flow.stop {
+            if stop.0 <= flow.start.0 {
+                return fail(at.key("stop"), "expected a stop time after the start time");
+            }
+        }
+        match flow.app {
+            AppKind::Sized if flow.bytes.is_none_or(|b| b == 0) => return fail(at.key("bytes"), "a sized transfer needs `bytes` > 0"),
+            AppKind::Cbr | AppKind::OnOff if flow.rate.is_none() => return fail(at.key("rate"), "a UDP application needs a `rate`"),
+            AppKind::Cbr | AppKind::OnOff if flow.packet_size == 0 => return fail(at.key("packet_size"), "expected at least 1 byte"),
+            AppKind::OnOff if flow.on_time.0.as_nanos() == 0 => return fail(at.key("on_time"), "expected a positive mean on time"),
+            _ => {}
+        }
+        tcp(at.key("tcp"), &flow.tcp)?;
+        let (src, dst) = (topology.index[&flow.src], topology.index[&flow.dst]);
+        let pinned = match &flow.path {
+            Some(path) => {
+                let mut seen = HashSet::new();
+                for (j, &n) in path.iter().enumerate() {
+                    node(at.key("path").index(j), n)?;
+                    if !seen.insert(n) {
+                        return fail(at.key("path").index(j), format!("node {n} appears twice on the path"));
+                    }
+                }
+                if path.first() != Some(&flow.src) || path.last() != Some(&flow.dst) {
+                    return fail(at.key("path"), format!("the path must run from the source {} to the destination {}", flow.src, flow.dst));
+                }
+                Some(path.iter().map(|n| topology.index[n]).collect::<Vec<_>>())
+            }
+            None => None,
+        };
+        let reversed: Option<Vec<_>> = pinned.as_ref().map(|p| p.iter().rev().copied().collect());
+        if let Err(e) = topology.route(i as u32, src, dst, pinned.as_deref()) {
+            return fail(at, e);
+        }
+        if matches!(flow.app, AppKind::Bulk | AppKind::Sized) {
+            if let Err(e) = topology.route(i as u32, dst, src, reversed.as_deref()) {
+                return fail(at, format!("{e} (TCP needs a route back for its ACKs)"));
+            }
+        }
+    }
+
+    if spec.probes.interval.0.as_nanos() == 0 {
+        return fail(root.key("probes").key("interval"), "expected a positive interval");
+    }
+    if let super::QueueProbe::Links(links) = &spec.probes.queues {
+        for (j, [a, b]) in links.iter().enumerate() {
+            if !pairs.contains(&(*a.min(b), *a.max(b))) {
+                return fail(root.key("probes").key("queues").index(j), format!("nodes {a} and {b} are not linked"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn tcp(at: KeyPath, c: &TcpConfig) -> Check {
+    let positive = [("mss", c.mss), ("initial_cwnd", c.initial_cwnd), ("rcv_window", c.rcv_window), ("dupthresh", c.dupthresh)];
+    for (key, value) in positive {
+        if value == 0 {
+            return fail(at.key(key), "expected at least 1");
+        }
+    }
+    if c.mss > 65_000 {
+        return fail(at.key("mss"), format!("expected at most 65000 bytes, found {}", c.mss));
+    }
+    if c.min_rto > c.max_rto {
+        return fail(at.key("min_rto"), "expected min_rto <= max_rto");
+    }
+    if c.min_rto.as_nanos() == 0 {
+        return fail(at.key("min_rto"), "expected a positive minimum RTO");
+    }
+    if !(c.cubic.beta > 0.0 && c.cubic.beta < 1.0) {
+        return fail(at.key("cubic").key("beta"), format!("expected beta in (0, 1), found {}", c.cubic.beta));
+    }
+    if !(c.cubic.c > 0.0) {
+        return fail(at.key("cubic").key("c"), "expected C > 0");
+    }
+    let v = c.vegas;
+    if !(v.alpha >= 0.0 && v.alpha <= v.beta && v.gamma >= 0.0) {
+        return fail(at.key("vegas"), format!("expected 0 <= alpha <= beta and gamma >= 0, found alpha {} beta {} gamma {}", v.alpha, v.beta, v.gamma));
+    }
+    Ok(())
+}

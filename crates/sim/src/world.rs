@@ -1,0 +1,511 @@
+//! The simulation: nodes, channels and flows built from a scenario, and the
+//! event loop that drives them.
+//!
+//! Every component is woken the same way: it reports its next deadline
+//! (`poll_timeout`), the loop wakes it then (`handle_timeout`), and
+//! whatever it produces is drained at once (`poll_transmit`,
+//! `poll_delivery`). Channels, TCP endpoints and UDP sources differ only in
+//! what they produce.
+//!
+//! Coding layers plug in at two places, both in [`Simulation::arrive`] and
+//! [`Simulation::forward`]:
+//! - end to end, between transport and IP: what a flow's endpoint emits
+//!   passes through the flow's host layer before `forward`, and what arrives
+//!   for it passes through before the endpoint sees it (TCP/NC);
+//! - per hop, between IP and the link: what a node forwards passes through
+//!   its hop layer before the channel, and what a channel delivers passes
+//!   through the receiving node's hop layer before routing (TCP-HONC,
+//!   hop-by-hop TCP/NC, COPE).
+
+use crate::app::UdpSource;
+use crate::channel::{Channel, LossModel, PointToPoint};
+use crate::engine::{Alarms, EventQueue};
+use crate::metrics::{jain_index, Histogram, Moments, Series as Bins};
+use crate::packet::{Body, Direction, NodeIndex, Packet, UDP_HEADER_BYTES};
+use crate::queue::DropTail;
+use crate::result::{FlowSummary, LinkSummary, RunResult, Series};
+use crate::rng::{Purpose, Rng};
+use crate::routing::{ChannelIndex, Topology, NO_ROUTE};
+use crate::scenario::{AppKind, QueueProbe, Scenario};
+use ncmesh_proto::tcp::{TcpReceiver, TcpSender};
+use ncmesh_proto::{Duration, Instant};
+
+/// What the event queue holds.
+#[derive(Clone, Copy, Debug)]
+enum Wake {
+    /// A component's deadline: see [`Simulation::component`].
+    Component(u32),
+    Start(u32),
+    Stop(u32),
+    Probe,
+}
+
+#[derive(Debug)]
+enum Endpoints {
+    Tcp { sender: TcpSender, receiver: TcpReceiver },
+    Udp { source: UdpSource },
+}
+
+#[derive(Debug)]
+struct Flow {
+    src: NodeIndex,
+    dst: NodeIndex,
+    app: AppKind,
+    bytes: Option<u64>,
+    start: Instant,
+    stop: Instant,
+    /// Next-hop channel per node, for each direction.
+    next_hop: [Vec<ChannelIndex>; 2],
+    endpoints: Endpoints,
+    delivered: u64,
+    goodput: Bins,
+    delay: Moments,
+    delay_histogram: Histogram,
+    packets_sent: u64,
+    completed: Option<Instant>,
+}
+
+/// One simulation run in progress.
+#[derive(Debug)]
+pub struct Simulation {
+    now: Instant,
+    end: Instant,
+    queue: EventQueue<Wake>,
+    alarms: Alarms,
+    channels: Vec<PointToPoint>,
+    channel_class: Vec<String>,
+    topology: Topology,
+    flows: Vec<Flow>,
+    probe_interval: Duration,
+    probed_queues: Vec<ChannelIndex>,
+    probe_cwnd: bool,
+    probe_rtt: bool,
+    queues: Series,
+    cwnd: Series,
+    rtt: Series,
+    events: u64,
+}
+
+/// Which component an alarm slot belongs to.
+enum Component {
+    Channel(usize),
+    Sender(usize),
+    Receiver(usize),
+}
+
+impl Simulation {
+    /// Builds the network of a validated scenario.
+    pub fn new(scenario: &Scenario) -> Simulation {
+        let spec = &scenario.spec;
+        let topology = Topology::new(spec);
+        let seed = spec.seed;
+        let mut channels = Vec::with_capacity(topology.channels.len());
+        let mut channel_class = Vec::with_capacity(topology.channels.len());
+        for (i, link) in spec.links.iter().enumerate() {
+            for side in 0..2 {
+                let c = 2 * i + side;
+                let (_, to) = topology.channels[c];
+                let loss = match link.gilbert_elliott {
+                    Some(g) => LossModel::GilbertElliott { p_good_to_bad: g.p_good_to_bad, p_bad_to_good: g.p_bad_to_good, loss_good: g.loss_good, loss_bad: g.loss_bad, bad: false },
+                    None => LossModel::Bernoulli { p: link.loss },
+                };
+                let rng = Rng::stream(seed, Purpose::LinkLoss, c as u64);
+                channels.push(PointToPoint::new(to, link.capacity.0, link.delay.0, loss, rng, Box::new(DropTail::new(link.queue as usize))));
+                channel_class.push(link.class.clone().unwrap_or_default());
+            }
+        }
+
+        let end = Instant(spec.duration.0.as_nanos());
+        let mut flows = Vec::new();
+        for spec_flow in &spec.flows {
+            for _ in 0..spec_flow.count {
+                let f = flows.len() as u32;
+                let (src, dst) = (topology.index[&spec_flow.src], topology.index[&spec_flow.dst]);
+                let path: Option<Vec<NodeIndex>> = spec_flow.path.as_ref().map(|p| p.iter().map(|n| topology.index[n]).collect());
+                let back: Option<Vec<NodeIndex>> = path.as_ref().map(|p| p.iter().rev().copied().collect());
+                let route = |from, to, pinned: Option<&[NodeIndex]>| topology.route(f, from, to, pinned).map(|r| topology.table(&r)).unwrap_or_else(|_| vec![NO_ROUTE; topology.labels.len()]);
+                let next_hop = [route(src, dst, path.as_deref()), route(dst, src, back.as_deref())];
+                let start = Instant(spec_flow.start.0.as_nanos());
+                let stop = spec_flow.stop.map_or(end, |s| Instant(s.0.as_nanos())).min(end);
+                let rate = spec_flow.rate.map_or(0, |r| r.0);
+                let endpoints = match spec_flow.app {
+                    AppKind::Bulk | AppKind::Sized => Endpoints::Tcp { sender: TcpSender::new(&spec_flow.tcp, start), receiver: TcpReceiver::new(&spec_flow.tcp) },
+                    AppKind::Cbr => Endpoints::Udp { source: UdpSource::cbr(spec_flow.packet_size, rate) },
+                    AppKind::OnOff => {
+                        let rng = Rng::stream(seed, Purpose::Application, f as u64);
+                        Endpoints::Udp { source: UdpSource::on_off(spec_flow.packet_size, rate, spec_flow.on_time.0, spec_flow.off_time.0, rng) }
+                    }
+                };
+                flows.push(Flow {
+                    src,
+                    dst,
+                    app: spec_flow.app,
+                    bytes: spec_flow.bytes,
+                    start,
+                    stop,
+                    next_hop,
+                    endpoints,
+                    delivered: 0,
+                    goodput: Bins::new(spec.probes.interval.0),
+                    delay: Moments::default(),
+                    delay_histogram: Histogram::default(),
+                    packets_sent: 0,
+                    completed: None,
+                });
+            }
+        }
+
+        let probed_queues = match &spec.probes.queues {
+            QueueProbe::All(true) => (0..channels.len() as ChannelIndex).collect(),
+            QueueProbe::All(false) => vec![],
+            QueueProbe::Links(links) => links
+                .iter()
+                .filter_map(|[a, b]| topology.channel(topology.index[a], topology.index[b]))
+                .collect(),
+        };
+        let mut queue = EventQueue::default();
+        for (f, flow) in flows.iter().enumerate() {
+            queue.push(flow.start, Wake::Start(f as u32));
+            if flow.stop < end {
+                queue.push(flow.stop, Wake::Stop(f as u32));
+            }
+        }
+        queue.push(Instant::ZERO, Wake::Probe);
+        let components = channels.len() + 2 * flows.len();
+        Simulation {
+            now: Instant::ZERO,
+            end,
+            queue,
+            alarms: Alarms::new(components),
+            channels,
+            channel_class,
+            topology,
+            flows,
+            probe_interval: spec.probes.interval.0,
+            probed_queues,
+            probe_cwnd: spec.probes.cwnd,
+            probe_rtt: spec.probes.rtt,
+            queues: Series::default(),
+            cwnd: Series::default(),
+            rtt: Series::default(),
+            events: 0,
+        }
+    }
+
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    pub fn end(&self) -> Instant {
+        self.end
+    }
+
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.now >= self.end
+    }
+
+    /// Runs every event up to and including `until`; a run covers
+    /// `[0, end)`, so nothing at or after its end happens.
+    pub fn run_until(&mut self, until: Instant) {
+        let until = until.min(self.end);
+        let last = until.min(Instant(self.end.0.saturating_sub(1)));
+        while let Some((at, wake)) = self.queue.pop_until(last) {
+            self.now = at;
+            match wake {
+                Wake::Component(slot) => {
+                    if !self.alarms.fire(slot as usize, at) {
+                        continue;
+                    }
+                    self.wake(slot as usize);
+                }
+                Wake::Start(f) => self.start_flow(f as usize),
+                Wake::Stop(f) => self.stop_flow(f as usize),
+                Wake::Probe => self.probe(),
+            }
+            self.events += 1;
+        }
+        self.now = self.now.max(until);
+    }
+
+    /// Runs to the end and summarises.
+    pub fn run(mut self) -> RunResult {
+        self.run_until(self.end);
+        self.finish()
+    }
+
+    fn component(&self, slot: usize) -> Component {
+        let c = self.channels.len();
+        if slot < c {
+            Component::Channel(slot)
+        } else if (slot - c) % 2 == 0 {
+            Component::Sender((slot - c) / 2)
+        } else {
+            Component::Receiver((slot - c) / 2)
+        }
+    }
+
+    fn deadline(&self, slot: usize) -> Option<Instant> {
+        match self.component(slot) {
+            Component::Channel(c) => self.channels[c].poll_timeout(),
+            Component::Sender(f) => match &self.flows[f].endpoints {
+                Endpoints::Tcp { sender, .. } => sender.poll_timeout(),
+                Endpoints::Udp { source } => source.poll_timeout(),
+            },
+            Component::Receiver(f) => match &self.flows[f].endpoints {
+                Endpoints::Tcp { receiver, .. } => receiver.poll_timeout(),
+                Endpoints::Udp { .. } => None,
+            },
+        }
+    }
+
+    /// Makes sure the component is woken at its current deadline.
+    fn rearm(&mut self, slot: usize) {
+        if let Some(t) = self.deadline(slot) {
+            let t = t.max(self.now);
+            if self.alarms.arm(slot, t) {
+                self.queue.push(t, Wake::Component(slot as u32));
+            }
+        }
+    }
+
+    fn wake(&mut self, slot: usize) {
+        let now = self.now;
+        let due = self.deadline(slot).is_some_and(|t| t <= now);
+        match self.component(slot) {
+            Component::Channel(c) => {
+                if due {
+                    self.channels[c].handle_timeout(now);
+                }
+                while let Some((node, packet)) = self.channels[c].poll_delivery(now) {
+                    self.arrive(node, packet);
+                }
+            }
+            Component::Sender(f) => {
+                if due {
+                    if let Endpoints::Tcp { sender, .. } = &mut self.flows[f].endpoints {
+                        sender.handle_timeout(now);
+                    }
+                }
+                self.drain_source(f);
+            }
+            Component::Receiver(f) => {
+                if due {
+                    if let Endpoints::Tcp { receiver, .. } = &mut self.flows[f].endpoints {
+                        receiver.handle_timeout(now);
+                    }
+                }
+                self.drain_sink(f);
+            }
+        }
+        self.rearm(slot);
+    }
+
+    fn sender_slot(&self, f: usize) -> usize {
+        self.channels.len() + 2 * f
+    }
+
+    fn start_flow(&mut self, f: usize) {
+        let now = self.now;
+        let flow = &mut self.flows[f];
+        match &mut flow.endpoints {
+            Endpoints::Tcp { sender, .. } => sender.push(flow.bytes.unwrap_or(u64::MAX)),
+            Endpoints::Udp { source } => source.start(now),
+        }
+        self.drain_source(f);
+        self.rearm(self.sender_slot(f));
+    }
+
+    fn stop_flow(&mut self, f: usize) {
+        match &mut self.flows[f].endpoints {
+            Endpoints::Tcp { sender, .. } => sender.close(),
+            Endpoints::Udp { source } => source.stop(),
+        }
+    }
+
+    /// Sends everything the flow's source has ready.
+    fn drain_source(&mut self, f: usize) {
+        let now = self.now;
+        loop {
+            let flow = &mut self.flows[f];
+            let packet = match &mut flow.endpoints {
+                Endpoints::Tcp { sender, .. } => sender.poll_transmit(now).map(|s| Packet { flow: f as u32, direction: Direction::Forward, bytes: s.wire_bytes(), body: Body::Tcp(s) }),
+                Endpoints::Udp { source } => source.poll_transmit(now).map(|payload| Packet {
+                    flow: f as u32,
+                    direction: Direction::Forward,
+                    bytes: payload + UDP_HEADER_BYTES,
+                    body: Body::Udp { payload, sent_at: now },
+                }),
+            };
+            let Some(packet) = packet else { break };
+            flow.packets_sent += 1;
+            let src = flow.src;
+            self.forward(src, packet);
+        }
+    }
+
+    /// Sends the receiver's ACKs and records its deliveries.
+    fn drain_sink(&mut self, f: usize) {
+        let now = self.now;
+        let flow = &mut self.flows[f];
+        let Endpoints::Tcp { receiver, .. } = &mut flow.endpoints else { return };
+        while let Some(d) = receiver.poll_delivery() {
+            flow.delivered += d.bytes;
+            flow.goodput.add(now, d.bytes);
+            let delay = now - d.first_sent;
+            flow.delay.add(delay.as_secs_f64());
+            flow.delay_histogram.add(delay);
+        }
+        while let Some(ack) = match &mut self.flows[f].endpoints {
+            Endpoints::Tcp { receiver, .. } => receiver.poll_transmit(now),
+            Endpoints::Udp { .. } => None,
+        } {
+            let dst = self.flows[f].dst;
+            self.forward(dst, Packet { flow: f as u32, direction: Direction::Reverse, bytes: ack.wire_bytes(), body: Body::Tcp(ack) });
+        }
+    }
+
+    /// A packet reaches `node` from a channel.
+    fn arrive(&mut self, node: NodeIndex, packet: Packet) {
+        let f = packet.flow as usize;
+        let flow = &self.flows[f];
+        let destination = match packet.direction {
+            Direction::Forward => flow.dst,
+            Direction::Reverse => flow.src,
+        };
+        if node != destination {
+            return self.forward(node, packet);
+        }
+        let now = self.now;
+        let slot = self.sender_slot(f);
+        let flow = &mut self.flows[f];
+        match (packet.body, &mut flow.endpoints) {
+            (Body::Tcp(segment), Endpoints::Tcp { receiver, .. }) if packet.direction == Direction::Forward => {
+                receiver.handle_segment(now, &segment);
+                self.drain_sink(f);
+                self.rearm(slot + 1);
+            }
+            (Body::Tcp(segment), Endpoints::Tcp { sender, .. }) => {
+                sender.handle_ack(now, &segment);
+                if flow.completed.is_none() && flow.bytes.is_some() && sender.is_finished() {
+                    flow.completed = Some(now);
+                }
+                self.drain_source(f);
+                self.rearm(slot);
+            }
+            (Body::Udp { payload, sent_at }, _) => {
+                flow.delivered += payload as u64;
+                flow.goodput.add(now, payload as u64);
+                let delay = now - sent_at;
+                flow.delay.add(delay.as_secs_f64());
+                flow.delay_histogram.add(delay);
+            }
+            (Body::Tcp(_), Endpoints::Udp { .. }) => unreachable!("UDP flows carry no TCP segments"),
+        }
+    }
+
+    /// Hands a packet at `node` to the channel its flow's route names.
+    fn forward(&mut self, node: NodeIndex, packet: Packet) {
+        let c = self.flows[packet.flow as usize].next_hop[packet.direction as usize][node as usize];
+        debug_assert_ne!(c, NO_ROUTE, "routes are checked when the scenario loads");
+        let now = self.now;
+        self.channels[c as usize].enqueue(now, packet);
+        self.rearm(c as usize);
+    }
+
+    fn probe(&mut self) {
+        let t = self.now.as_secs_f64();
+        for &c in &self.probed_queues {
+            let (from, to) = self.topology.channels[c as usize];
+            let labels = &self.topology.labels;
+            self.queues.push(t, labels[from as usize], labels[to as usize], self.channels[c as usize].queue_len() as f64);
+        }
+        for (f, flow) in self.flows.iter().enumerate() {
+            if let Endpoints::Tcp { sender, .. } = &flow.endpoints {
+                if self.probe_cwnd {
+                    self.cwnd.push(t, f as u32 + 1, 0, sender.cwnd() as f64);
+                }
+                if self.probe_rtt {
+                    self.rtt.push(t, f as u32 + 1, 0, sender.srtt().map_or(f64::NAN, |d| d.as_secs_f64()));
+                }
+            }
+        }
+        let next = self.now + self.probe_interval;
+        if next < self.end {
+            self.queue.push(next, Wake::Probe);
+        }
+    }
+
+    /// Summarises the run so far.
+    pub fn finish(self) -> RunResult {
+        let end = self.now;
+        let labels = &self.topology.labels;
+        let mut goodput = Series::default();
+        let interval = self.probe_interval.as_secs_f64();
+        let flows: Vec<FlowSummary> = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(f, flow)| {
+                for (t, bytes) in flow.goodput.bins(end) {
+                    goodput.push(t.as_secs_f64(), f as u32 + 1, 0, bytes as f64 * 8.0 / interval);
+                }
+                let until = flow.completed.unwrap_or(flow.stop.min(end));
+                let active = until.saturating_since(flow.start).as_secs_f64();
+                let (retransmits, timeouts) = match &flow.endpoints {
+                    Endpoints::Tcp { sender, .. } => (sender.stats().retransmits, sender.stats().timeouts),
+                    Endpoints::Udp { .. } => (0, 0),
+                };
+                FlowSummary {
+                    id: f as u32 + 1,
+                    src: labels[flow.src as usize],
+                    dst: labels[flow.dst as usize],
+                    app: app_name(flow.app),
+                    goodput_bps: if active > 0.0 { flow.delivered as f64 * 8.0 / active } else { 0.0 },
+                    delivered_bytes: flow.delivered,
+                    delay_mean_s: flow.delay.mean(),
+                    delay_std_s: flow.delay.std(),
+                    delay_p50_s: flow.delay_histogram.quantile(0.5),
+                    delay_p95_s: flow.delay_histogram.quantile(0.95),
+                    delay_p99_s: flow.delay_histogram.quantile(0.99),
+                    completion_s: flow.completed.map(|t| t.as_secs_f64()),
+                    packets_sent: flow.packets_sent,
+                    retransmits,
+                    timeouts,
+                }
+            })
+            .collect();
+        let links = self
+            .channels
+            .iter()
+            .enumerate()
+            .map(|(c, ch)| {
+                let (from, to) = self.topology.channels[c];
+                let s = ch.stats();
+                LinkSummary {
+                    from: labels[from as usize],
+                    to: labels[to as usize],
+                    class: self.channel_class[c].clone(),
+                    transmitted: s.transmitted,
+                    transmitted_bytes: s.transmitted_bytes,
+                    lost: s.lost,
+                    dropped: s.dropped,
+                }
+            })
+            .collect();
+        let fairness = jain_index(&flows.iter().map(|f| f.goodput_bps).collect::<Vec<_>>());
+        RunResult { flows, links, goodput, queues: self.queues, cwnd: self.cwnd, rtt: self.rtt, fairness, events: self.events, sim_time_s: end.as_secs_f64() }
+    }
+}
+
+fn app_name(app: AppKind) -> &'static str {
+    match app {
+        AppKind::Bulk => "bulk",
+        AppKind::Sized => "sized",
+        AppKind::Cbr => "cbr",
+        AppKind::OnOff => "onoff",
+    }
+}

@@ -1,0 +1,130 @@
+//! A bad scenario is refused with the key, its line and what was expected.
+
+mod common;
+use common::load;
+use ncmesh_sim::scenario::ScenarioError;
+
+const GOOD: &str = r#"duration = 10
+nodes = [1, 2, 3]
+
+[link_class.radio]
+capacity = "1Mbps"
+delay = "10ms"
+
+[[links]]
+between = [1, 2]
+class = "radio"
+
+[[links]]
+between = [2, 3]
+class = "radio"
+loss = 0.1
+
+[[flows]]
+src = 1
+dst = 3
+app = "bulk"
+"#;
+
+/// Replaces the first occurrence of `from`, which must exist.
+fn edit(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "{from}");
+    GOOD.replacen(from, to, 1)
+}
+
+fn refused(text: &str) -> (String, Option<usize>, String) {
+    match load(text, &[]).expect_err("the scenario must be refused") {
+        ScenarioError::Invalid { key, line, message, .. } => (key, line, message),
+        other => panic!("expected an invalid key, got {other}"),
+    }
+}
+
+#[test]
+fn the_reference_scenario_loads() {
+    let s = load(GOOD, &[]).unwrap();
+    assert_eq!(s.spec.links[0].capacity.0, 1_000_000);
+    assert_eq!(s.spec.links[1].loss, 0.1);
+}
+
+#[test]
+fn unknown_key() {
+    let (key, line, message) = refused(&edit("loss = 0.1", "los = 0.1"));
+    assert_eq!(key, "links[1].los");
+    assert_eq!(line, Some(15));
+    assert!(message.contains("unknown field `los`") && message.contains("loss"), "{message}");
+}
+
+#[test]
+fn wrong_type() {
+    let (key, line, message) = refused(&edit("src = 1", "src = \"one\""));
+    assert_eq!((key.as_str(), line), ("flows[0].src", Some(18)));
+    assert!(message.contains("expected u32"), "{message}");
+}
+
+#[test]
+fn loss_outside_the_unit_interval() {
+    let (key, line, message) = refused(&edit("loss = 0.1", "loss = 1.5"));
+    assert_eq!((key.as_str(), line), ("links[1].loss", Some(15)));
+    assert!(message.contains("[0, 1)"), "{message}");
+}
+
+#[test]
+fn non_positive_capacity() {
+    let (key, line, message) = refused(&edit("capacity = \"1Mbps\"", "capacity = 0"));
+    // The class supplies the capacity to both links; the first one fails.
+    assert!(key.starts_with("links[0].capacity") || key.starts_with("link_class"), "{key}");
+    assert!(line.is_some(), "{key}");
+    assert!(message.contains("positive rate"), "{message}");
+}
+
+#[test]
+fn reference_to_a_missing_node() {
+    let (key, line, message) = refused(&edit("dst = 3", "dst = 7"));
+    assert_eq!((key.as_str(), line), ("flows[0].dst", Some(19)));
+    assert!(message.contains("no node 7"), "{message}");
+}
+
+#[test]
+fn no_route_between_a_flows_ends() {
+    let text = edit("nodes = [1, 2, 3]", "nodes = [1, 2, 3, 4]").replacen("dst = 3", "dst = 4", 1);
+    let (key, line, message) = refused(&text);
+    assert_eq!((key.as_str(), line), ("flows[0]", Some(17)));
+    assert!(message.contains("no route from node 1 to node 4"), "{message}");
+}
+
+#[test]
+fn unknown_link_class() {
+    let (key, line, message) = refused(&edit("class = \"radio\"", "class = \"radi0\""));
+    assert_eq!((key.as_str(), line), ("links[0].class", Some(10)));
+    assert!(message.contains("no link class \"radi0\""), "{message}");
+}
+
+#[test]
+fn syntax_errors_have_a_line() {
+    match load(&edit("app = \"bulk\"", "app = bulk"), &[]).unwrap_err() {
+        ScenarioError::Syntax { line, .. } => assert_eq!(line, Some(20)),
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn overrides_reach_classes_and_indexed_links() {
+    let s = common::load(GOOD, &[("link_class.radio.loss", "0.2"), ("links.1.queue", "7"), ("tcp.variant", "\"vegas\"")]).unwrap();
+    assert_eq!(s.spec.links[0].loss, 0.2, "the class value reaches links without their own");
+    assert_eq!(s.spec.links[1].loss, 0.1, "a link's own value wins over its class");
+    assert_eq!(s.spec.links[1].queue, 7);
+    assert_eq!(s.spec.flows[0].tcp.variant, ncmesh_proto::tcp::Variant::Vegas);
+    match common::load(GOOD, &[("links.5.loss", "0.1")]).unwrap_err() {
+        ScenarioError::Override { message, .. } => assert!(message.contains("past the end"), "{message}"),
+        other => panic!("{other}"),
+    }
+    // A bad value set by override is reported at the key it set.
+    let e = common::load(GOOD, &[("links.0.loss", "2")]).unwrap_err().to_string();
+    assert!(e.contains("links[0].loss"), "{e}");
+}
+
+#[test]
+fn messages_read_as_file_line_key() {
+    let e = load(&edit("dst = 3", "dst = 7"), &[]).unwrap_err().to_string();
+    assert_eq!(e, "test.toml:19: flows[0].dst: no node 7; expected one of the labels in `nodes`");
+}

@@ -1,0 +1,1 @@
+"""Experiments built on :func:`ncmesh.run`: sweeps with their tables and plots."""
