@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import sys
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -11,9 +14,33 @@ from rich.table import Table
 
 from . import __version__, demo as codec_demo
 from .codec import simd_isa
+from .files import write_text_atomically
+from .paths import scenario as scenario_path
+from .simulate import ScenarioError, execute, load, scenario_schema
+from .models import cli as models_cli
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Network-coded TCP over lossy mesh networks.")
 console = Console()
+app.add_typer(models_cli.app, name="model")
+bench_app = typer.Typer(no_args_is_help=True, help="Measure speed.")
+app.add_typer(bench_app, name="bench")
+err = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Prints a one-line error and gives the exit to raise."""
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def parse_assignments(assignments: list[str]) -> list[tuple[str, str]]:
+    pairs = []
+    for a in assignments:
+        key, sep, value = a.partition("=")
+        if not sep or not key.strip():
+            raise fail(f"--set {a}: expected KEY=VALUE, such as link_class.wireless.loss=0.1")
+        pairs.append((key.strip(), value.strip()))
+    return pairs
 
 
 @app.command()
@@ -23,7 +50,120 @@ def version() -> None:
 
 
 @app.command()
+def run(
+    scenario: Annotated[str, typer.Argument(help="Scenario file (TOML), or the name of a shipped one.")],
+    set_: Annotated[list[str], typer.Option("--set", help="Override a key: --set link_class.wireless.loss=0.1")] = [],
+    seed: Annotated[Optional[int], typer.Option(help="Seed of the run (overrides the scenario's).")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Write the tables (Parquet and CSV) into this directory.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
+) -> None:
+    """Run a scenario and print a summary of its flows."""
+    try:
+        simulation = load(scenario_path(scenario), seed=seed, toml_overrides=parse_assignments(set_))
+    except ScenarioError as e:
+        raise fail(str(e)) from None
+    try:
+        if as_json or not sys.stderr.isatty():
+            result = execute(simulation)
+        else:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+            columns = (TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,.0f} / {task.total:,.0f} s"), TimeRemainingColumn())
+            with Progress(*columns, console=err, transient=True) as bar:
+                task = bar.add_task("run", total=simulation.duration_s)
+                result = execute(simulation, lambda t, _d, _e: bar.update(task, completed=t))
+    except KeyboardInterrupt:
+        raise fail("interrupted; nothing was written", 130) from None
+    if out is not None:
+        result.write(out)
+    if as_json:
+        print(json.dumps(result.summary()))
+        return
+    table = Table(title=f"{result.sim_time_s:,.0f} simulated seconds, {result.events:,} events in {result.wall_s:.2f} s "
+                        f"({result.events / max(result.wall_s, 1e-9) / 1e6:.1f} M events/s)")
+    for column in ("flow", "src", "dst", "app", "goodput (kbit/s)", "delay mean (ms)", "p95 (ms)", "retransmits", "timeouts"):
+        table.add_column(column, justify="right")
+    for f in result.flows.itertuples():
+        table.add_row(str(f.id), str(f.src), str(f.dst), f.app, f"{f.goodput_bps / 1e3:,.1f}", f"{f.delay_mean_s * 1e3:,.1f}",
+                      f"{f.delay_p95_s * 1e3:,.1f}", str(f.retransmits), str(f.timeouts))
+    console.print(table)
+    console.print(f"total goodput {result.flows.goodput_bps.sum() / 1e3:,.1f} kbit/s, Jain's fairness index {result.fairness:.3f}")
+    if out is not None:
+        console.print(f"tables written to {out}")
+
+
+@app.command()
+def schema(out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of printing.")] = None) -> None:
+    """Print the JSON Schema of scenario files, for editors."""
+    text = json.dumps(scenario_schema(), indent=2) + "\n"
+    if out is None:
+        print(text, end="")
+    else:
+        write_text_atomically(out, text)
+
+
+@bench_app.command("sim")
+def bench_sim(
+    loss: Annotated[float, typer.Option(min=0.0, max=0.99, help="Loss on each wireless hop.")] = 0.0,
+    duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds.")] = 10_000.0,
+    variant: Annotated[str, typer.Option(help="TCP variant.")] = "newreno",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Events per second on the seed 000 single path with 4 TCP flows."""
+    import resource
+
+    try:
+        simulation = load(scenario_path("honc-single-path"), overrides={"duration": duration, "link_class.wireless.loss": loss, "tcp.variant": variant})
+    except ScenarioError as e:
+        raise fail(str(e)) from None
+    started = time.perf_counter()
+    simulation.run_until(duration)
+    wall = time.perf_counter() - started
+    events = simulation.events
+    report = {
+        "scenario": "honc-single-path",
+        "loss": loss,
+        "events": events,
+        "events_per_s": events / wall,
+        "wall_s": wall,
+        "sim_time_s": simulation.now_s,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+    if as_json:
+        print(json.dumps(report))
+    else:
+        console.print(f"{events:,} events in {wall:.2f} s: {events / wall / 1e6:.2f} M events/s; "
+                      f"peak RSS {report['peak_rss_bytes'] / 2**20:.0f} MiB")
+
+
+@app.command()
 def demo(
+    duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds per run (the paper uses 10000).")] = 1000.0,
+    out: Annotated[Path, typer.Option(help="Directory for the table and the plot.")] = Path("demo-out"),
+    variant: Annotated[str, typer.Option(help="TCP variant: reno, newreno, sack, vegas or cubic.")] = "newreno",
+) -> None:
+    """Plain TCP on the seed 000 single path at per-hop loss 0, 5, 10 and 20%."""
+    from .experiments import tcp_loss
+
+    console.print(f"4 FTP flows over 1-3-5-8-11-10 (four 1 Mbit/s, 100 ms wireless hops), {variant}, {duration:,.0f} s per run")
+    try:
+        table = tcp_loss.sweep(duration_s=duration, variant=variant, on_done=lambda p: err.print(f"  loss {p:.0%} done"))
+    except ScenarioError as e:
+        raise fail(str(e)) from None
+    shown = Table(title="TCP goodput and delay against wireless loss")
+    for column in ("loss", "goodput (kbit/s)", "bound b(1-p)", "mean delay (s)", "retransmits", "timeouts", "fairness"):
+        shown.add_column(column, justify="right")
+    for r in table.itertuples():
+        shown.add_row(f"{r.loss:.0%}", f"{r.throughput_bps / 1e3:,.1f}", f"{r.bound_bps / 1e3:,.0f}", f"{r.delay_mean_s:.3f}",
+                      f"{r.retransmits:,}", f"{r.timeouts:,}", f"{r.fairness:.3f}")
+    console.print(shown)
+    write_text_atomically(out / "tcp-vs-loss.csv", table.to_csv(index=False))
+    for path in tcp_loss.plot(table, out):
+        console.print(f"wrote {path}")
+
+
+@app.command("codec-demo")
+def codec_demo_command(
     file: Annotated[Optional[Path], typer.Option(help="File to send; default: a generated one.")] = None,
     size_mb: Annotated[float, typer.Option(help="Size of the generated file, in MB.")] = 4.0,
     loss: Annotated[float, typer.Option(min=0.0, max=0.99, help="Loss probability on each hop.")] = 0.3,

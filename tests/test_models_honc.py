@@ -1,0 +1,86 @@
+"""Seed 000 closed forms (ncmesh.models.honc)."""
+
+import numpy as np
+import pytest
+from scipy import special
+
+from ncmesh.models import ModelParameterError, honc
+
+
+def test_eq7_matches_recursion_25():
+    ps = np.array([0.0, 0.01, 0.1, 0.35, 0.6])[:, None]
+    ns = np.arange(1, 9)[None, :]
+    closed = honc.delay_end_to_end(0.1, ps, ns)
+    rec = honc.delay_end_to_end_recursive(0.1, ps, ns)
+    assert closed == pytest.approx(rec, rel=1e-10)
+    # (25) at p = 0 is n d, the appendix's own boundary condition
+    assert closed[0] == pytest.approx(0.1 * np.arange(1, 9))
+
+
+def test_eq22_matches_monte_carlo():
+    # Stop-and-wait per hop (eq. 20): each failed attempt costs 2d, the
+    # successful one d.  Number of failures per hop ~ Geometric.
+    rng = np.random.default_rng(2012)
+    d, p, n, trials = 0.1, 0.35, 4, 200_000
+    failures = rng.geometric(1 - p, size=(trials, n)) - 1
+    delay = (2 * d * failures + d).sum(axis=1)
+    se = delay.std() / np.sqrt(trials)
+    assert abs(delay.mean() - honc.delay_one_hop(d, p, n)) < 4 * se
+
+
+def test_eq8_is_ratio_of_6_and_7_and_one_at_zero_loss():
+    ps = np.linspace(0.0, 0.5, 11)
+    for n in (1, 2, 4, 6):
+        ratio = honc.delay_one_hop(1.0, ps[1:], n) / honc.delay_end_to_end(1.0, ps[1:], n)
+        assert honc.delay_reduction(ps[1:], n) == pytest.approx(ratio)
+        assert honc.delay_reduction(0.0, n) == 1.0
+    assert honc.delay_reduction(0.3, 1) == pytest.approx(1.0)
+
+
+def test_throughput_gain_hand_value():
+    # 4 hops at 35% loss: (0.65)^-3 = 1/0.274625 = 3.6413
+    assert honc.throughput_gain(0.35, 4) == pytest.approx(3.6413, abs=1e-4)
+    assert honc.throughput_hop_by_hop(1.0, 0.35) / honc.throughput_end_to_end(1.0, 0.35, 4) == \
+        pytest.approx(honc.throughput_gain(0.35, 4))
+    assert honc.throughput_gain([0.1, 0.5], 1) == pytest.approx([1, 1])
+
+
+def test_codec_pairs_ideal_by_hand():
+    # 10 packets of 8000 bits at 1 Mbit/s take 0.08 s; 2d = 0.2 s of ACK
+    # turnaround: (0.2 + 0.08)/0.08 = 3.5 -> 4 pairs.  With d = 0.12 it is exactly 4.
+    assert honc.codec_pairs_ideal(0.1, 8000, 10, 1e6) == 4
+    assert honc.codec_pairs_ideal(0.12, 8000, 10, 1e6) == 4
+    assert honc.codec_pairs_ideal(0.0, 8000, 10, 1e6) == 1
+
+
+def test_decoding_probability_limits_and_monte_carlo():
+    # No redundancy: every one of the L packets must arrive.
+    assert honc.decoding_probability(0.2, 10, 1.0) == pytest.approx(0.8**10)
+    # One spare packet: L of L+1, by hand (1-p)^(L+1) + (L+1) p (1-p)^L.
+    L, p = 8, 0.1
+    assert honc.decoding_probability(p, L, (L + 1) / L) == pytest.approx(
+        (1 - p) ** (L + 1) + (L + 1) * p * (1 - p) ** L)
+    rng = np.random.default_rng(0)
+    arrivals = (rng.random((100_000, 20)) > 0.25).sum(axis=1)
+    assert honc.decoding_probability(0.25, 16, 1.25) == pytest.approx((arrivals >= 16).mean(), abs=0.005)
+    assert honc.decoding_probability(0.0, 16, 1.0) == 1.0
+
+
+def test_codec_pairs_is_least_b_meeting_threshold():
+    bi, s, pth = 4, 0.7, 0.8
+    B = honc.codec_pairs(bi, s, pth)
+
+    def at_least(b):
+        return sum(special.comb(b, k) * s**k * (1 - s) ** (b - k) for k in range(bi, b + 1))
+
+    assert at_least(B) >= pth > at_least(B - 1)
+    assert honc.codec_pairs(bi, 1 - 1e-12) == bi
+
+
+def test_honc_refuses_bad_parameters():
+    with pytest.raises(ModelParameterError, match="^n must be an integer"):
+        honc.delay_one_hop(0.1, 0.1, 0)
+    with pytest.raises(ModelParameterError, match="^R must be"):
+        honc.decoding_probability(0.1, 8, 0.5)
+    with pytest.raises(ModelParameterError, match="^p must be"):
+        honc.throughput_gain(1.0, 3)

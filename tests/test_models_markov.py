@@ -1,0 +1,149 @@
+"""Seed 002's Markov chain model of TCP-NC (ncmesh.models.markov)."""
+
+import numpy as np
+import pytest
+
+from ncmesh.models import ModelParameterError, kim, markov
+
+
+def packet_level_chain(p, cwmax, wmax):
+    """Independent packet-by-packet DP of the TCP-NC window described in seed 002 sec. 3.
+
+    Each packet is acknowledged (1 - p) or erased (p).  floor(VW) = v needs v
+    ACKs to advance (congestion avoidance); erasures add to AU; the period ends
+    in a timeout when AU reaches floor(VW) or CW_max.  Returns reach[w][i], the
+    probability of first reaching VW = w with AU = i, and absorbed[v], the
+    probability of timing out with floor(VW) = v.
+    """
+    reach = {1: {0: 1.0}}
+    absorbed = {}
+    for v in range(1, wmax):
+        nxt = {}
+        dead = 0.0
+        # live[(acks, au)] while floor(VW) = v
+        live = {(0, au): pr for au, pr in reach[v].items()}
+        while live:
+            new = {}
+            for (acks, au), pr in live.items():
+                a = acks + 1
+                if a == v:
+                    nxt[au] = nxt.get(au, 0.0) + pr * (1 - p)
+                else:
+                    new[(a, au)] = new.get((a, au), 0.0) + pr * (1 - p)
+                u = au + 1
+                if u >= v or u >= cwmax:
+                    dead += pr * p
+                else:
+                    new[(acks, u)] = new.get((acks, u), 0.0) + pr * p
+            live = new
+        reach[v + 1] = nxt
+        absorbed[v] = dead
+    return reach, absorbed
+
+
+@pytest.mark.parametrize("p,cwmax", [(0.2, 50), (0.3, 3), (0.05, 4)])
+def test_algorithm1_matches_packet_level_dp(p, cwmax):
+    P = markov.state_probabilities(p, cwmax, 9)
+    reach, _ = packet_level_chain(p, cwmax, 10)
+    for w in range(2, 11):
+        for i in range(w - 1):
+            assert P[w, i] == pytest.approx(reach[w].get(i, 0.0), abs=1e-12), (w, i)
+
+
+def test_lemma1_absorbing_probabilities_match_packet_level_timeouts():
+    pw = markov.absorbing_probabilities(0.15, 5, 9)
+    _, absorbed = packet_level_chain(0.15, 5, 10)
+    assert pw == pytest.approx([absorbed[v] for v in range(1, 10)], abs=1e-12)
+    # first period step: a single packet, lost with probability p
+    assert pw[0] == pytest.approx(0.15)
+
+
+def test_absorbing_mass_accumulates_to_one_as_m_grows():
+    ms = np.array([5, 10, 20, 40, 80, 160])
+    mass = markov.absorbing_mass(0.05, 50, ms)
+    assert np.all(np.diff(mass) >= -1e-15)
+    assert mass[0] < 0.2 and mass[-1] == pytest.approx(1.0, abs=1e-9)
+    # adaptive M stops only once the mass is 1 to within 1e-9
+    assert markov.solve(0.01, 50, 1.0).absorbing_mass == pytest.approx(1.0, abs=1e-9)
+
+
+def test_expected_period_by_hand():
+    # E[T_1] = (3*1+1)/2 = 2 RTT (one round, no Delta, timeout 1 RTT).
+    # E[T_2] = 7/2 RTT.  E[T_3] = 2/E[EW_2] + 5 with E[EW_2] = min(CW_max, 2) = 2,
+    # i.e. 6 RTT; with CW_max = 1, E[EW_2] = 1 and E[T_3] = 7 RTT.
+    P = markov.state_probabilities(0.1, 50, 3)
+    T = markov.expected_period(markov.expected_effective_window(P, 50), 0.5)
+    assert T == pytest.approx([1.0, 1.75, 3.0])
+    P1 = markov.state_probabilities(0.1, 1, 3)
+    T1 = markov.expected_period(markov.expected_effective_window(P1, 1), 1.0)
+    assert T1[2] == pytest.approx(7.0)
+
+
+def test_mean_cwnd_tends_to_cwmax_and_falls_with_loss():
+    ps = np.array([1e-4, 0.02, 0.05, 0.1, 0.2])
+    cw = markov.mean_cwnd(ps, 50)
+    assert cw[0] == pytest.approx(50, rel=1e-3)
+    assert np.all(np.diff(cw) < 0)
+    assert np.all(cw <= 50)
+
+
+def test_throughput_monotone_in_loss_and_redundancy_and_inverse_in_rtt():
+    ps = np.linspace(0.01, 0.2, 8)
+    thr = markov.throughput(ps, 50, 0.8)
+    assert np.all(np.diff(thr) < 0)
+    Rs = np.array([1.0, 1.01, 1.03, 1.05])
+    thrR = markov.throughput(0.08, 50, 0.8, Rs)
+    assert np.all(np.diff(thrR) > 0)
+    assert markov.throughput(0.05, 50, 0.4) == pytest.approx(2 * markov.throughput(0.05, 50, 0.8))
+
+
+def test_redundancy_is_the_section_4_5_transform():
+    a = markov.solve(0.1, 30, 0.8, R=1.05)
+    b = markov.solve(1 - 1.05 * 0.9, 30, 0.8, R=1.0)
+    assert a.throughput_pkts_per_s == pytest.approx(b.throughput_pkts_per_s)
+    assert a.effective_p == pytest.approx(0.055)
+
+
+def test_kim_fallback_when_redundancy_masks_all_losses():
+    r = markov.solve([0.05, 0.05], 50, 0.8, R=[1 / 0.95, 1.2])
+    assert np.all(r.uses_kim)
+    assert r.throughput_pkts_per_s == pytest.approx(kim.throughput(50, 0.8))
+    assert r.throughput_pkts_per_s == pytest.approx(50 / 0.8)
+
+
+def test_literal_unconditional_effective_window_is_never_larger():
+    # eq. (10) as printed weights by unconditional probabilities (sum <= 1), so
+    # it can only lengthen E[T_w] and lower the throughput.
+    cond = markov.solve(0.05, 50, 0.8).throughput_pkts_per_s
+    lit = markov.solve(0.05, 50, 0.8, conditional_ew=False).throughput_pkts_per_s
+    assert lit < cond
+
+
+def test_equalising_redundancy_hits_its_target():
+    target = 3.0
+    R = markov.equalising_redundancy(0.06, 50, 1.5, target=target)
+    assert 1.0 < R < 1 / 0.94
+    assert markov.throughput(0.06, 50, 1.5, R) == pytest.approx(target, rel=1e-4)
+    # a target TCP-NC already exceeds without redundancy needs none
+    assert markov.equalising_redundancy(0.06, 50, 1.5, target=0.1) == 1.0
+
+
+def test_vectorised_over_parameters():
+    r = markov.solve(np.array([[0.05], [0.1]]), np.array([20, 40, 60]), 0.8)
+    assert r.throughput_pkts_per_s.shape == (2, 3)
+    assert r.mean_cwnd[0, 1] == pytest.approx(markov.mean_cwnd(0.05, 40))
+
+
+@pytest.mark.parametrize("kwargs,name", [
+    (dict(p=1.0, cwmax=50, rtt=1), "p"),
+    (dict(p=-0.1, cwmax=50, rtt=1), "p"),
+    (dict(p=0.1, cwmax=50, rtt=1, R=0.9), "R"),
+    (dict(p=0.1, cwmax=50, rtt=1, m=1), "M"),
+    (dict(p=0.1, cwmax=0, rtt=1), "cwmax"),
+    (dict(p=0.1, cwmax=50, rtt=0), "rtt"),
+    (dict(p=[0.1, 2.0], cwmax=50, rtt=1), "p"),
+])
+def test_bad_parameters_name_themselves(kwargs, name):
+    with pytest.raises(ModelParameterError, match=rf"^{name} must be") as e:
+        markov.solve(**kwargs)
+    assert isinstance(e.value, ValueError)

@@ -1,0 +1,112 @@
+"""Kim, Padhye and Abouzeid models (ncmesh.models.{kim,padhye,abouzeid})."""
+
+import numpy as np
+import pytest
+
+from ncmesh.models import ModelParameterError, abouzeid, kim, padhye
+
+
+# ---------------------------------------------------------------- Kim
+
+def test_kim_closed_form_equals_round_by_round_sum():
+    for wmax, b, dur in [(50, 1, 30.0), (10, 2, 100.0), (7.5, 1, 2.0)]:
+        rtt = 0.8
+        n = max(int(np.floor(dur / rtt)), 1)
+        total = sum(min(wmax, 1 + i / b) for i in range(n))
+        assert kim.throughput(wmax, rtt, dur, b) == pytest.approx(total / n / rtt)
+
+
+def test_kim_long_connections_tend_to_wmax_over_rtt():
+    d = np.array([10.0, 100.0, 1e4, 1e7])
+    thr = kim.throughput(50, 0.8, d)
+    assert np.all(np.diff(thr) > 0)
+    assert thr[-1] == pytest.approx(50 / 0.8, rel=1e-4)
+    assert kim.throughput(50, 0.8) == pytest.approx(62.5)
+
+
+def test_kim_masking_condition():
+    assert list(kim.masks_losses(0.2, [1.2, 1.25, 1.3])) == [False, True, True]
+
+
+# ---------------------------------------------------------------- Padhye
+
+def test_padhye_lossless_limit_is_window_limited():
+    assert padhye.throughput(0.0, 0.1, 1.0, 20) == pytest.approx(200)
+    assert padhye.throughput(1e-12, 0.1, 1.0, 20) == pytest.approx(200, rel=1e-6)
+
+
+def test_padhye_small_loss_tends_to_square_root_law():
+    # With no window limit and rare losses, timeouts vanish and eq. (32)
+    # reduces to the TD-only law sqrt(3/(2bp))/RTT (Padhye eq. 20).
+    for b in (1, 2):
+        p = 1e-5
+        assert padhye.throughput(p, 0.2, 1.0, 1e9, b) == pytest.approx(np.sqrt(1.5 / (b * p)) / 0.2, rel=0.01)
+
+
+def test_padhye_agrees_with_its_own_approximation_at_moderate_loss():
+    ps = np.array([1e-3, 1e-2, 0.05])
+    full = padhye.throughput(ps, 0.1, 1.0, 1e6)
+    approx = padhye.throughput_approx(ps, 0.1, 1.0, 1e6)
+    assert full == pytest.approx(approx, rel=0.06)
+
+
+def test_padhye_monotonicities_and_shape():
+    ps = np.linspace(0.001, 0.5, 50)
+    thr = padhye.throughput(ps, 0.2, 1.0, 30)
+    assert thr.shape == ps.shape and np.all(np.diff(thr) < 0)
+    assert padhye.throughput(0.02, 0.2, 2.0, 30) < padhye.throughput(0.02, 0.2, 1.0, 30)
+    assert padhye.throughput(0.001, 0.2, 1.0, 10) < padhye.throughput(0.001, 0.2, 1.0, 100)
+    assert padhye.throughput(0.01, 0.2, 1.0, 100, b=2) < padhye.throughput(0.01, 0.2, 1.0, 100, b=1)
+
+
+def test_padhye_timeout_probability_hand_values():
+    # A window of 3 or fewer cannot produce three duplicate ACKs: Q̂ = 1 (eq. 24
+    # gives exactly 1 at w = 3 and is capped at 1 below).
+    assert padhye.timeout_probability(0.1, [1, 2, 3]) == pytest.approx([1, 1, 1])
+    # Large windows: Q̂ -> 3/w as p -> 0 (Padhye eq. 25).
+    assert padhye.timeout_probability(1e-6, 60) == pytest.approx(3 / 60, rel=1e-3)
+
+
+def test_padhye_refuses_bad_parameters():
+    with pytest.raises(ModelParameterError, match="^p must be"):
+        padhye.throughput(1.0, 0.1, 1.0, 10)
+    with pytest.raises(ModelParameterError, match="^b must be"):
+        padhye.throughput(0.1, 0.1, 1.0, 10, b=0.5)
+    with pytest.raises(ModelParameterError, match="^wmax must be"):
+        padhye.throughput(0.1, 0.1, 1.0, 0)
+
+
+# ---------------------------------------------------------------- Abouzeid
+
+def simulate_rounds(p, wmax, rounds, seed):
+    """Monte Carlo of the round process the chain describes."""
+    rng = np.random.default_rng(seed)
+    w, total = 1, 0
+    for _ in range(rounds):
+        total += w
+        if rng.random() < (1 - p) ** w:
+            w = min(w + 1, wmax)
+        else:
+            w = max(w // 2, 1)
+    return total / rounds
+
+
+def test_abouzeid_chain_matches_monte_carlo():
+    for p, wmax in [(0.05, 50), (0.01, 20)]:
+        mc = simulate_rounds(p, wmax, 100_000, seed=7)
+        assert abouzeid.mean_window(p, wmax) == pytest.approx(mc, rel=0.02)
+
+
+def test_abouzeid_small_loss_reaches_fluid_constant():
+    ps = np.array([1e-5, 1e-4])
+    scaled = abouzeid.mean_window(ps, 10**9) * np.sqrt(ps)
+    assert scaled == pytest.approx(abouzeid.FLUID_CONSTANT, rel=0.01)
+
+
+def test_abouzeid_limits_and_monotonicity():
+    assert abouzeid.mean_window(0.0, 40) == pytest.approx(40)
+    thr = abouzeid.throughput(np.linspace(0.01, 0.3, 10), 0.5, 50)
+    assert np.all(np.diff(thr) < 0)
+    assert abouzeid.throughput(0.05, 0.25, 50) == pytest.approx(2 * abouzeid.throughput(0.05, 0.5, 50))
+    with pytest.raises(ModelParameterError, match="^wmax must be an integer"):
+        abouzeid.mean_window(0.1, 2.5)
