@@ -20,7 +20,7 @@ impl Instant {
     }
 
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
 
     /// The time elapsed since `earlier`, or zero if `earlier` is later.
@@ -57,7 +57,7 @@ impl Duration {
         }
     }
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     pub const fn as_nanos(self) -> u64 {
         self.0

@@ -12,6 +12,7 @@ use std::sync::Mutex;
 
 /// A loaded scenario, running or finished.
 #[pyclass(module = "ncmesh._native")]
+#[derive(Debug)]
 pub struct Simulation {
     /// A mutex because Python objects may be shared between threads; the
     /// engine itself is single-threaded.

@@ -26,6 +26,10 @@ pub struct FlowSummary {
     pub completion_s: Option<f64>,
     /// Data packets the source sent, retransmissions included.
     pub packets_sent: u64,
+    /// The TCP sender's smoothed RTT averaged over ACKs (NaN for UDP).
+    pub rtt_mean_s: f64,
+    /// Its retransmission timeout before backoff, max(min_rto, SRTT + 4 RTTVAR), averaged over ACKs.
+    pub rto_mean_s: f64,
     pub retransmits: u64,
     pub timeouts: u64,
 }

@@ -63,6 +63,11 @@ struct Flow {
     delay_histogram: Histogram,
     packets_sent: u64,
     completed: Option<Instant>,
+    /// The sender's smoothed RTT and unbacked-off RTO, sampled at every ACK:
+    /// what Padhye's model calls RTT and T0.
+    srtt: Moments,
+    base_rto: Moments,
+    min_rto: Duration,
 }
 
 /// One simulation run in progress.
@@ -151,6 +156,9 @@ impl Simulation {
                     delay_histogram: Histogram::default(),
                     packets_sent: 0,
                     completed: None,
+                    srtt: Moments::default(),
+                    base_rto: Moments::default(),
+                    min_rto: spec_flow.tcp.min_rto,
                 });
             }
         }
@@ -390,6 +398,11 @@ impl Simulation {
             }
             (Body::Tcp(segment), Endpoints::Tcp { sender, .. }) => {
                 sender.handle_ack(now, &segment);
+                if let Some(srtt) = sender.srtt() {
+                    flow.srtt.add(srtt.as_secs_f64());
+                    let rto = (srtt + sender.rttvar().saturating_mul(4)).max(flow.min_rto);
+                    flow.base_rto.add(rto.as_secs_f64());
+                }
                 if flow.completed.is_none() && flow.bytes.is_some() && sender.is_finished() {
                     flow.completed = Some(now);
                 }
@@ -473,6 +486,8 @@ impl Simulation {
                     delay_p99_s: flow.delay_histogram.quantile(0.99),
                     completion_s: flow.completed.map(|t| t.as_secs_f64()),
                     packets_sent: flow.packets_sent,
+                    rtt_mean_s: flow.srtt.mean(),
+                    rto_mean_s: flow.base_rto.mean(),
                     retransmits,
                     timeouts,
                 }

@@ -1,0 +1,104 @@
+"""Running scenarios from Python and from the command line."""
+
+import json
+import math
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import ncmesh
+from ncmesh.cli import app
+from ncmesh.paths import scenario
+
+TWO_NODES = {
+    "duration": 20,
+    "nodes": [1, 2],
+    "links": [{"between": [1, 2], "capacity": "2Mbps", "delay": "10ms", "loss": 0.01}],
+    "flows": [{"src": 1, "dst": 2, "app": "bulk"}],
+}
+
+
+def test_run_from_a_dict_returns_dataframes():
+    r = ncmesh.run(TWO_NODES)
+    assert isinstance(r.flows, pd.DataFrame) and len(r.flows) == 1
+    assert r.flows.goodput_bps.iloc[0] > 0
+    assert set(r.goodput.columns) == {"time_s", "flow", "goodput_bps"}
+    assert len(r.goodput) == 20  # one-second bins over 20 s
+    # Goodput bins add up to the bytes delivered.
+    assert math.isclose(r.goodput.goodput_bps.sum() / 8, r.flows.delivered_bytes.iloc[0])
+    assert r.events > 0 and r.sim_time_s == 20
+
+
+def test_keyword_overrides_use_double_underscore_for_dots():
+    lossless = ncmesh.run(TWO_NODES, links__0__loss=0.0)
+    lossy = ncmesh.run(TWO_NODES, overrides={"links.0.loss": 0.05})
+    assert lossless.flows.retransmits.iloc[0] == 0
+    assert lossy.flows.goodput_bps.iloc[0] < lossless.flows.goodput_bps.iloc[0]
+    assert "loss = 0.05" in lossy.scenario
+
+
+def test_same_seed_same_result_other_seed_other_result():
+    a, b = ncmesh.run(TWO_NODES, seed=4), ncmesh.run(TWO_NODES, seed=4)
+    pd.testing.assert_frame_equal(a.flows, b.flows)
+    c = ncmesh.run(TWO_NODES, seed=5)
+    assert a.flows.delivered_bytes.iloc[0] != c.flows.delivered_bytes.iloc[0]
+
+
+def test_bad_scenario_raises_with_key_and_line(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text(scenario("chain-5hop").read_text().replace("loss = 0.01", "loss = 1.01"))
+    with pytest.raises(ncmesh.ScenarioError, match=r"bad\.toml:\d+: .*loss: expected a probability in \[0, 1\)"):
+        ncmesh.run(path)
+    with pytest.raises(ncmesh.ScenarioError, match=r"<dict>: flows\[0\]\.dst: no node 9"):
+        ncmesh.run({**TWO_NODES, "flows": [{"src": 1, "dst": 9, "app": "bulk"}]})
+
+
+def test_cli_run_json_has_the_documented_keys():
+    result = CliRunner().invoke(app, ["run", "chain-5hop", "--set", "duration=30", "--seed", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert set(out) >= {"flows", "events", "sim_time_s", "wall_s"}
+    assert set(out["flows"][0]) >= {"id", "goodput_bps", "delay_mean_s", "delay_std_s", "delay_p95_s"}
+    assert out["sim_time_s"] == 30
+
+
+def test_cli_run_writes_tables_atomically(tmp_path):
+    result = CliRunner().invoke(app, ["run", "dumbbell", "--set", "duration=10", "--set", "probes.cwnd=true", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    for name in ("flows", "links", "goodput", "queues", "cwnd"):
+        frame = pd.read_parquet(tmp_path / f"{name}.parquet")
+        assert frame.equals(frame)  # readable
+        assert (tmp_path / f"{name}.csv").exists()
+    assert len(pd.read_parquet(tmp_path / "flows.parquet")) == 4
+    assert not list(tmp_path.glob(".*.tmp")), "no temporary files are left behind"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "no/such.toml"], "cannot read the scenario"),
+        (["run", "chain-5hop", "--set", "links.0.lossy=0.1"], "links[0].lossy: unknown field"),
+        (["run", "chain-5hop", "--set", "nodes"], "expected KEY=VALUE"),
+        (["run", "chain-5hop", "--set", "links.9.loss=0.1"], "past the end"),
+    ],
+)
+def test_cli_errors_are_one_line_and_non_zero(args, message):
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_schema_describes_the_scenario_keys():
+    schema = json.loads(CliRunner().invoke(app, ["schema"]).stdout)
+    assert set(schema["required"]) == {"duration", "nodes", "links"}
+    assert "flows" in schema["properties"] and schema["additionalProperties"] is False
+
+
+def test_bench_sim_reports_rate_and_memory():
+    result = CliRunner().invoke(app, ["bench", "sim", "--duration", "100", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert set(out) >= {"events", "events_per_s", "wall_s", "sim_time_s", "peak_rss_bytes"}
+    assert out["events"] > 0 and out["sim_time_s"] == 100
