@@ -136,6 +136,38 @@ def bench_sim(
                       f"peak RSS {report['peak_rss_bytes'] / 2**20:.0f} MiB")
 
 
+@bench_app.command("grid")
+def bench_grid(
+    size: Annotated[int, typer.Option(min=2, help="Nodes per side of the square grid.")] = 20,
+    flows: Annotated[int, typer.Option(min=1, help="TCP flows between random pairs.")] = 200,
+    duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds.")] = 100.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Time and memory of a large mesh: a size x size grid with many flows."""
+    import resource
+
+    from .experiments.grid import grid_scenario
+
+    simulation = load(grid_scenario(size, size, flows, duration))
+    started = time.perf_counter()
+    simulation.run_until(duration)
+    wall = time.perf_counter() - started
+    report = {
+        "nodes": size * size,
+        "flows": flows,
+        "events": simulation.events,
+        "events_per_s": simulation.events / wall,
+        "wall_s": wall,
+        "sim_time_s": simulation.now_s,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+    if as_json:
+        print(json.dumps(report))
+    else:
+        console.print(f"{size * size} nodes, {flows} flows, {duration:,.0f} s: {report['events']:,} events in {wall:.2f} s "
+                      f"({report['events_per_s'] / 1e6:.2f} M events/s); peak RSS {report['peak_rss_bytes'] / 2**20:.0f} MiB")
+
+
 @app.command()
 def demo(
     duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds per run (the paper uses 10000).")] = 1000.0,

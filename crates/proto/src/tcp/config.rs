@@ -148,7 +148,7 @@ impl Default for TcpConfig {
             slow_start: true,
             rcv_window: 100,
             delayed_ack: false,
-            delayed_ack_timeout: Duration::from_millis(200),
+            delayed_ack_timeout: Duration::from_millis(40),
             sack: true,
             timestamps: false,
             min_rto: Duration::from_millis(200),

@@ -1,0 +1,97 @@
+//! The congestion-control interface between a [`TcpSender`](super::TcpSender)
+//! and an algorithm.
+//!
+//! The shape follows ns-3's `TcpCongestionOps` and quinn's `Controller`: the
+//! sender owns the window ([`Window`]) and loss recovery, and calls hooks
+//! with default no-op bodies, so that an algorithm only writes what it
+//! changes. Keeping the window outside the algorithm lets recovery code
+//! (fast recovery inflation, RTO collapse) stay in one place for all of them.
+
+use std::fmt::Debug;
+
+use super::config::{Control, TcpConfig};
+use super::cubic::Cubic;
+use super::reno::Reno;
+use super::vegas::Vegas;
+use crate::time::{Duration, Instant};
+
+/// The per-flow window state the algorithms read and write, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub mss: u64,
+}
+
+impl Window {
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// What an ACK of new data tells the algorithm, outside loss recovery.
+#[derive(Clone, Copy, Debug)]
+pub struct AckEvent {
+    pub now: Instant,
+    /// Bytes newly acknowledged cumulatively.
+    pub acked: u64,
+    /// The RTT sample this ACK gave, if Karn's rule allowed one.
+    pub rtt: Option<Duration>,
+    /// The smoothed RTT after this ACK, if any sample exists yet.
+    pub srtt: Option<Duration>,
+    /// The cumulative ACK after this ACK.
+    pub snd_una: u64,
+    /// One past the highest byte ever sent: Vegas ends its per-RTT cycle
+    /// when the ACK passes the value this had at the start of the cycle.
+    pub snd_max: u64,
+    /// Bytes in flight before this ACK was processed.
+    pub prior_in_flight: u64,
+}
+
+/// A congestion-control algorithm. Hooks are called by the sender:
+///
+/// * `on_rtt_sample` for every valid RTT sample, also during recovery;
+/// * `on_ack` for each ACK of new data while not in loss recovery;
+/// * `ssthresh_after_loss` once when a loss is detected (fast retransmit
+///   or the first of a series of timeouts);
+/// * `on_recovery_exit` when fast recovery ends and the sender has set
+///   `cwnd = ssthresh`;
+/// * `on_timeout` after an RTO has collapsed the window.
+pub trait CongestionControl: Debug + Send {
+    fn name(&self) -> &'static str;
+
+    fn on_rtt_sample(&mut self, _now: Instant, _rtt: Duration) {}
+
+    fn on_ack(&mut self, w: &mut Window, ack: &AckEvent);
+
+    /// The slow-start threshold after a loss. The sender sets the window.
+    fn ssthresh_after_loss(&mut self, w: &Window, in_flight: u64, now: Instant) -> u64;
+
+    fn on_recovery_exit(&mut self, _w: &mut Window, _now: Instant) {}
+
+    fn on_timeout(&mut self, _w: &mut Window, _now: Instant) {}
+}
+
+/// The algorithm a configuration names.
+pub fn new_control(config: &TcpConfig) -> Box<dyn CongestionControl> {
+    match config.variant.control() {
+        Control::Reno => Box::new(Reno::new()),
+        Control::Vegas => Box::new(Vegas::new(config.vegas)),
+        Control::Cubic => Box::new(Cubic::new(config.cubic)),
+    }
+}
+
+/// RFC 5681 slow start: one MSS per ACK at most, so that ACK division
+/// (acking many small pieces) cannot inflate the window (RFC 3465 with L = 1).
+/// Returns the acknowledged bytes slow start did not use, for the caller to
+/// spend in congestion avoidance when the window crosses ssthresh.
+pub fn slow_start(w: &mut Window, acked: u64) -> u64 {
+    let room = w.ssthresh.saturating_sub(w.cwnd);
+    let inc = acked.min(w.mss);
+    w.cwnd += inc.min(room);
+    if inc > room {
+        acked.saturating_sub(room)
+    } else {
+        0
+    }
+}

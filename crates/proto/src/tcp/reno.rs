@@ -1,0 +1,108 @@
+//! RFC 5681 additive increase, multiplicative decrease.
+
+use super::congestion::{slow_start, AckEvent, CongestionControl, Window};
+use crate::time::Instant;
+
+/// Reno AIMD. Congestion avoidance counts acknowledged bytes (RFC 3465
+/// appropriate byte counting with L = 1 in slow start): one MSS per window's
+/// worth of acknowledged bytes. For an ACK of one MSS that is the
+/// RFC 5681 `mss * mss / cwnd`, and the remainder is carried rather than
+/// rounded away, so the growth is exactly one MSS per RTT, also with
+/// delayed ACKs (as Linux; ns-2 counts ACKs instead).
+#[derive(Debug, Default)]
+pub struct Reno {
+    /// Bytes acknowledged in congestion avoidance not yet turned into window.
+    acked_carry: u64,
+}
+
+impl Reno {
+    pub fn new() -> Reno {
+        Reno::default()
+    }
+}
+
+/// Congestion avoidance shared with the algorithms that fall back to Reno.
+pub(crate) fn additive_increase(w: &mut Window, carry: &mut u64, acked: u64) {
+    *carry += acked;
+    if *carry >= w.cwnd {
+        let steps = *carry / w.cwnd.max(1);
+        *carry -= steps * w.cwnd.max(1);
+        w.cwnd += steps * w.mss;
+    }
+}
+
+/// RFC 5681 equation (4).
+pub(crate) fn half_flight(w: &Window, in_flight: u64) -> u64 {
+    (in_flight / 2).max(2 * w.mss)
+}
+
+impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+
+    fn on_ack(&mut self, w: &mut Window, ack: &AckEvent) {
+        let mut acked = ack.acked;
+        if w.in_slow_start() {
+            acked = slow_start(w, acked);
+            self.acked_carry = 0;
+            if acked == 0 {
+                return;
+            }
+        }
+        additive_increase(w, &mut self.acked_carry, acked);
+    }
+
+    fn ssthresh_after_loss(&mut self, w: &Window, in_flight: u64, _now: Instant) -> u64 {
+        self.acked_carry = 0;
+        half_flight(w, in_flight)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(acked: u64) -> AckEvent {
+        AckEvent { now: Instant::ZERO, acked, rtt: None, srtt: None, snd_una: 0, snd_max: 0, prior_in_flight: 0 }
+    }
+
+    #[test]
+    fn slow_start_then_one_mss_per_window() {
+        let mut r = Reno::new();
+        let mut w = Window { cwnd: 1000, ssthresh: 4000, mss: 1000 };
+        for _ in 0..3 {
+            r.on_ack(&mut w, &ack(1000));
+        }
+        assert_eq!(w.cwnd, 4000);
+        // Four ACKs of 1000 bytes: exactly one MSS, never more.
+        for _ in 0..3 {
+            r.on_ack(&mut w, &ack(1000));
+            assert_eq!(w.cwnd, 4000);
+        }
+        r.on_ack(&mut w, &ack(1000));
+        assert_eq!(w.cwnd, 5000);
+        // An ACK of 2 MSS (delayed ACK) counts double: 5 full-sized ACKs' worth in 3 ACKs.
+        r.on_ack(&mut w, &ack(2000));
+        r.on_ack(&mut w, &ack(2000));
+        assert_eq!(w.cwnd, 5000);
+        r.on_ack(&mut w, &ack(1000));
+        assert_eq!(w.cwnd, 6000);
+    }
+
+    #[test]
+    fn slow_start_is_capped_per_ack() {
+        let mut r = Reno::new();
+        let mut w = Window { cwnd: 1000, ssthresh: u64::MAX, mss: 1000 };
+        r.on_ack(&mut w, &ack(5000));
+        assert_eq!(w.cwnd, 2000);
+    }
+
+    #[test]
+    fn loss_halves_the_flight_with_a_floor() {
+        let mut r = Reno::new();
+        let w = Window { cwnd: 10_000, ssthresh: 1, mss: 1000 };
+        assert_eq!(r.ssthresh_after_loss(&w, 9000, Instant::ZERO), 4500);
+        assert_eq!(r.ssthresh_after_loss(&w, 3000, Instant::ZERO), 2000);
+    }
+}

@@ -1,0 +1,493 @@
+//! The sending half of a one-way TCP connection.
+
+use super::config::{Recovery, TcpConfig};
+use super::congestion::{new_control, AckEvent, CongestionControl, Window};
+use super::rtt::RttEstimator;
+use super::sack::Scoreboard;
+use super::segment::{Segment, Timestamps};
+use crate::time::{Duration, Instant};
+
+/// Counters for probes and tests. They only grow.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Data segments handed to `poll_transmit`'s caller, retransmissions included.
+    pub segments_sent: u64,
+    /// Payload bytes in those segments.
+    pub bytes_sent: u64,
+    /// Segments sent again, for any reason.
+    pub retransmits: u64,
+    pub bytes_retransmitted: u64,
+    /// Loss recovery episodes entered on duplicate ACKs or SACK information.
+    pub fast_retransmits: u64,
+    /// NewReno partial ACKs.
+    pub partial_acks: u64,
+    /// Retransmission timer expiries.
+    pub timeouts: u64,
+    pub rtt_samples: u64,
+    pub acks_received: u64,
+    pub dupacks: u64,
+}
+
+/// Where the sender is in loss recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    Open,
+    /// Fast recovery, until the cumulative ACK reaches `point` (RFC 6582's
+    /// `recover`, RFC 6675's RecoveryPoint: one past the highest byte sent
+    /// when it began).
+    Recovery {
+        point: u64,
+        partial_seen: bool,
+    },
+}
+
+/// A TCP sender: window, retransmission timer and loss recovery.
+///
+/// Driver contract: after `push`, `close`, `handle_ack` or `handle_timeout`,
+/// call `poll_transmit` until it returns `None`; call `handle_timeout` once
+/// `now >= poll_timeout()`.
+#[derive(Debug)]
+pub struct TcpSender {
+    pub(crate) mss: u64,
+    pub(crate) dupthresh: u32,
+    pub(crate) recovery: Recovery,
+    timestamps: bool,
+    pub(crate) w: Window,
+    pub(crate) cc: Box<dyn CongestionControl>,
+    pub(crate) rtt: RttEstimator,
+    pub(crate) board: Scoreboard,
+    pub(crate) snd_una: u64,
+    /// One past the highest byte ever sent; new data starts here.
+    pub(crate) snd_max: u64,
+    /// One past the last byte offered; `u64::MAX` for unlimited.
+    stream_end: u64,
+    closed: bool,
+    /// The receiver's advertised window, bytes.
+    rwnd: u64,
+    pub(crate) dupacks: u32,
+    pub(crate) state: State,
+    /// No new fast retransmit until the cumulative ACK passes this
+    /// (RFC 6582 section 3.2 step 2; also set by every RTO).
+    pub(crate) recover: Option<u64>,
+    /// snd_una at the last RTO: a repeat timeout keeps ssthresh (RFC 5681 eq. 4 note).
+    last_timeout_una: Option<u64>,
+    /// Send the first lost segment even if the window is full (fast retransmit).
+    pub(crate) force_retransmit: bool,
+    pub(crate) rto_deadline: Option<Instant>,
+    /// The receiver's latest TSval, echoed as TSecr.
+    ts_recent: Instant,
+    pub(crate) stats: SenderStats,
+}
+
+impl TcpSender {
+    pub fn new(config: &TcpConfig, _now: Instant) -> TcpSender {
+        let mss = config.mss.max(1) as u64;
+        let cwnd = config.initial_cwnd.max(1) as u64 * mss;
+        let ssthresh = if !config.slow_start {
+            cwnd
+        } else if config.initial_ssthresh == 0 {
+            u64::MAX
+        } else {
+            config.initial_ssthresh as u64 * mss
+        };
+        TcpSender {
+            mss,
+            dupthresh: config.dupthresh.max(1),
+            recovery: config.variant.recovery(config.sack),
+            timestamps: config.timestamps,
+            w: Window { cwnd, ssthresh, mss },
+            cc: new_control(config),
+            rtt: RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto),
+            board: Scoreboard::new(),
+            snd_una: 0,
+            snd_max: 0,
+            stream_end: 0,
+            closed: false,
+            rwnd: config.rcv_window as u64 * mss,
+            dupacks: 0,
+            state: State::Open,
+            recover: None,
+            last_timeout_una: None,
+            force_retransmit: false,
+            rto_deadline: None,
+            ts_recent: Instant::ZERO,
+            stats: SenderStats::default(),
+        }
+    }
+
+    pub fn push(&mut self, bytes: u64) {
+        if !self.closed {
+            self.stream_end = self.stream_end.saturating_add(bytes);
+        }
+    }
+
+    /// From now on the stream ends at what has been sent; that much is
+    /// still delivered reliably, and `is_finished` turns true once it is.
+    pub fn close(&mut self) {
+        self.closed = true;
+        self.stream_end = self.snd_max;
+    }
+
+    pub fn handle_ack(&mut self, now: Instant, ack: &Segment) {
+        self.stats.acks_received += 1;
+        if ack.ack > self.snd_max || ack.ack < self.snd_una {
+            return; // acknowledges data never sent, or stale
+        }
+        if let Some(ts) = ack.timestamp {
+            self.ts_recent = self.ts_recent.max(ts.value);
+        }
+        let window_changed = ack.window as u64 != self.rwnd;
+        self.rwnd = ack.window as u64;
+        let prior_in_flight = self.bytes_in_flight();
+        let outstanding = self.snd_max - self.snd_una;
+
+        let mut newly_sacked = 0;
+        if self.recovery == Recovery::Sack && ack.sack_len > 0 {
+            newly_sacked = self.board.apply_sack(ack.sack_blocks());
+            if newly_sacked > 0 {
+                self.board.mark_lost_by_sack(self.dupthresh, self.mss);
+            }
+        }
+
+        if ack.ack > self.snd_una {
+            self.on_new_ack(now, ack, prior_in_flight);
+            return;
+        }
+
+        // RFC 5681 section 2 (without SACK) or RFC 6675 section 2 (with it).
+        let is_dup = outstanding > 0
+            && ack.is_ack()
+            && if self.recovery == Recovery::Sack { newly_sacked > 0 } else { !window_changed };
+        if is_dup {
+            self.stats.dupacks += 1;
+            self.dupacks += 1;
+            self.on_dupack(now, outstanding);
+        }
+        if self.recovery == Recovery::Sack
+            && self.state == State::Open
+            && self.board.front_is_lost()
+            && self.may_fast_retransmit(ack.ack)
+            && self.dupacks > 0
+        {
+            self.enter_recovery(now, outstanding);
+        }
+    }
+
+    fn on_new_ack(&mut self, now: Instant, ack: &Segment, prior_in_flight: u64) {
+        let acked = self.board.ack(ack.ack);
+        self.snd_una = ack.ack;
+        self.dupacks = 0;
+        self.last_timeout_una = None;
+
+        // RFC 7323 section 4.1: with timestamps every ACK of new data is an
+        // unambiguous sample; otherwise Karn's rule.
+        let sample = match ack.timestamp {
+            Some(ts) if self.timestamps => Some(now - ts.echo),
+            _ if acked.retransmitted => None,
+            _ => acked.newest_sent.map(|t| now - t),
+        };
+        if let Some(r) = sample {
+            self.rtt.on_sample(r);
+            self.cc.on_rtt_sample(now, r);
+            self.stats.rtt_samples += 1;
+        }
+
+        let mut restart_timer = true;
+        match self.state {
+            State::Open => {
+                let ev = AckEvent {
+                    now,
+                    acked: acked.bytes,
+                    rtt: sample,
+                    srtt: self.rtt.srtt(),
+                    snd_una: self.snd_una,
+                    snd_max: self.snd_max,
+                    prior_in_flight,
+                };
+                self.cc.on_ack(&mut self.w, &ev);
+            }
+            State::Recovery { point, partial_seen } => {
+                if self.snd_una >= point {
+                    self.exit_recovery(now);
+                } else {
+                    match self.recovery {
+                        Recovery::Reno => self.exit_recovery(now),
+                        Recovery::NewReno => {
+                            restart_timer = !partial_seen;
+                            self.on_partial_ack(acked.bytes);
+                        }
+                        Recovery::Sack => {}
+                    }
+                }
+            }
+        }
+
+        // RFC 6298 section 5.2 and 5.3.
+        if self.snd_una == self.snd_max {
+            self.rto_deadline = None;
+        } else if restart_timer {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant) {
+        match self.rto_deadline {
+            Some(d) if now >= d => {}
+            _ => return,
+        }
+        if self.board.is_empty() {
+            self.rto_deadline = None;
+            return;
+        }
+        self.on_rto(now);
+    }
+
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        if self.force_retransmit {
+            self.force_retransmit = false;
+            if let Some(i) = self.board.next_pending() {
+                return Some(self.retransmit(i, now));
+            }
+        }
+        let room = self.w.cwnd.saturating_sub(self.bytes_in_flight());
+        // NextSeg rule 1 (and go-back-N after a timeout).
+        if let Some(i) = self.board.next_pending() {
+            if self.board.get(i).len as u64 <= room {
+                return Some(self.retransmit(i, now));
+            }
+            return None;
+        }
+        // Rule 2: new data, within both windows.
+        let len = self.mss.min(self.stream_end - self.snd_max);
+        if len > 0 {
+            if len <= room && self.snd_max + len <= self.snd_una + self.rwnd {
+                return Some(self.send_new(len as u32, now));
+            }
+            if len > room {
+                return None;
+            }
+        }
+        // Rule 3: during SACK recovery, resend what is neither SACKed nor
+        // presumed lost but lies below the highest SACKed byte.
+        if self.recovery == Recovery::Sack && matches!(self.state, State::Recovery { .. }) {
+            if let Some(i) = self.board.next_rule3() {
+                if self.board.get(i).len as u64 <= room {
+                    return Some(self.retransmit(i, now));
+                }
+            }
+        }
+        None
+    }
+
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.rto_deadline
+    }
+
+    fn stamp(&self, seg: &mut Segment, now: Instant) {
+        if self.timestamps {
+            seg.timestamp = Some(Timestamps { value: now, echo: self.ts_recent });
+        }
+    }
+
+    fn arm_timer(&mut self, now: Instant) {
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    fn send_new(&mut self, len: u32, now: Instant) -> Segment {
+        let mut seg = Segment::data(self.snd_max, len, now);
+        self.stamp(&mut seg, now);
+        self.board.push(self.snd_max, len, now);
+        self.snd_max += len as u64;
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        self.arm_timer(now);
+        seg
+    }
+
+    fn retransmit(&mut self, i: usize, now: Instant) -> Segment {
+        let s = self.board.on_retransmit(i, now);
+        let mut seg = Segment::data(s.seq, s.len, s.first_sent);
+        self.stamp(&mut seg, now);
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += s.len as u64;
+        self.stats.retransmits += 1;
+        self.stats.bytes_retransmitted += s.len as u64;
+        self.arm_timer(now);
+        seg
+    }
+
+    pub fn cwnd(&self) -> u64 {
+        self.w.cwnd
+    }
+
+    pub fn ssthresh(&self) -> u64 {
+        self.w.ssthresh
+    }
+
+    pub fn window(&self) -> Window {
+        self.w
+    }
+
+    pub fn srtt(&self) -> Option<Duration> {
+        self.rtt.srtt()
+    }
+
+    pub fn rttvar(&self) -> Duration {
+        self.rtt.rttvar()
+    }
+
+    /// The retransmission timeout in force, backoff included.
+    pub fn rto(&self) -> Duration {
+        self.rtt.rto()
+    }
+
+    /// RFC 6675 `pipe`; without SACK, outstanding bytes less those marked
+    /// lost and not yet resent (after a timeout).
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.board.in_flight()
+    }
+
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    /// One past the highest byte sent.
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+
+    /// Bytes the scoreboard holds as SACKed.
+    pub fn sacked_bytes(&self) -> u64 {
+        self.board.sacked_bytes()
+    }
+
+    /// Bytes presumed lost and not SACKed.
+    pub fn lost_bytes(&self) -> u64 {
+        self.board.lost_bytes()
+    }
+
+    pub fn in_recovery(&self) -> bool {
+        matches!(self.state, State::Recovery { .. })
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.stream_end != u64::MAX && self.snd_una >= self.stream_end
+    }
+
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+
+    pub fn congestion_control(&self) -> &dyn CongestionControl {
+        &*self.cc
+    }
+
+    pub(crate) fn on_rto(&mut self, now: Instant) {
+        self.stats.timeouts += 1;
+        // RFC 5681 section 3.1: ssthresh is not lowered again when the same
+        // segment times out repeatedly.
+        if self.last_timeout_una != Some(self.snd_una) {
+            let outstanding = self.snd_max - self.snd_una;
+            self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, outstanding, now);
+            self.last_timeout_una = Some(self.snd_una);
+        }
+        self.w.cwnd = self.mss;
+        self.cc.on_timeout(&mut self.w, now);
+        self.rtt.on_timeout();
+        self.board.mark_all_lost();
+        self.state = State::Open;
+        self.dupacks = 0;
+        self.force_retransmit = false;
+        self.recover = Some(self.snd_max);
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::config::Variant;
+
+    const MSS: u64 = 1000;
+
+    fn drain(s: &mut TcpSender, now: Instant) -> Vec<Segment> {
+        std::iter::from_fn(|| s.poll_transmit(now)).collect()
+    }
+
+    #[test]
+    fn initial_window_and_threshold_follow_the_config() {
+        let c = TcpConfig { initial_cwnd: 4, ..TcpConfig::default() };
+        let s = TcpSender::new(&c, Instant::ZERO);
+        assert_eq!((s.cwnd(), s.ssthresh()), (4 * MSS, u64::MAX));
+        let s = TcpSender::new(&TcpConfig { initial_ssthresh: 8, ..c.clone() }, Instant::ZERO);
+        assert_eq!(s.ssthresh(), 8 * MSS);
+        let s = TcpSender::new(&TcpConfig { slow_start: false, ..c }, Instant::ZERO);
+        assert_eq!(s.ssthresh(), 4 * MSS);
+    }
+
+    #[test]
+    fn segments_are_full_except_the_last_and_fill_the_window() {
+        let c = TcpConfig { initial_cwnd: 4, ..TcpConfig::default() };
+        let mut s = TcpSender::new(&c, Instant::ZERO);
+        s.push(2500);
+        let out = drain(&mut s, Instant::ZERO);
+        assert_eq!(out.iter().map(|s| (s.seq, s.len)).collect::<Vec<_>>(), vec![(0, 1000), (1000, 1000), (2000, 500)]);
+        s.push(u64::MAX);
+        let out = drain(&mut s, Instant(1));
+        // 2500 in flight: one more full segment fits in 4000, not two.
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].seq, out[0].first_sent), (2500, Instant(1)));
+        assert_eq!(s.bytes_in_flight(), 3500);
+        assert!(!s.is_finished());
+    }
+
+    #[test]
+    fn the_advertised_window_limits_new_data() {
+        let c = TcpConfig { initial_cwnd: 10, rcv_window: 3, ..TcpConfig::default() };
+        let mut s = TcpSender::new(&c, Instant::ZERO);
+        s.push(u64::MAX);
+        assert_eq!(drain(&mut s, Instant::ZERO).len(), 3);
+        s.handle_ack(Instant(5), &Segment::ack(1000, 5000));
+        // snd_una 1000 + window 5000: up to byte 6000.
+        assert_eq!(drain(&mut s, Instant(5)).len(), 3);
+    }
+
+    #[test]
+    fn close_stops_new_data_and_finishes_when_acknowledged() {
+        let mut s = TcpSender::new(&TcpConfig { initial_cwnd: 2, ..TcpConfig::default() }, Instant::ZERO);
+        s.push(u64::MAX);
+        assert_eq!(drain(&mut s, Instant::ZERO).len(), 2);
+        s.close();
+        s.handle_ack(Instant(10), &Segment::ack(1000, 100_000));
+        assert!(drain(&mut s, Instant(10)).is_empty());
+        assert!(!s.is_finished());
+        s.handle_ack(Instant(11), &Segment::ack(2000, 100_000));
+        assert!(s.is_finished());
+        assert_eq!(s.poll_timeout(), None);
+    }
+
+    #[test]
+    fn three_dupacks_enter_recovery_once() {
+        let c = TcpConfig { variant: Variant::NewReno, initial_cwnd: 10, ..TcpConfig::default() };
+        let mut s = TcpSender::new(&c, Instant::ZERO);
+        s.push(u64::MAX);
+        drain(&mut s, Instant::ZERO);
+        let dup = Segment::ack(0, 100_000);
+        s.handle_ack(Instant(1), &dup);
+        s.handle_ack(Instant(1), &dup);
+        assert!(drain(&mut s, Instant(1)).is_empty());
+        s.handle_ack(Instant(1), &dup);
+        let out = drain(&mut s, Instant(1));
+        assert_eq!(out.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![0]);
+        assert_eq!((s.ssthresh(), s.cwnd()), (5000, 8000));
+        // Each further dupack inflates by one MSS; the 3rd extra one lets new data out.
+        for _ in 0..3 {
+            s.handle_ack(Instant(2), &dup);
+        }
+        assert_eq!(s.cwnd(), 11_000);
+        assert_eq!(drain(&mut s, Instant(2)).iter().map(|s| s.seq).collect::<Vec<_>>(), vec![10_000]);
+        assert_eq!(s.stats().fast_retransmits, 1);
+    }
+}
