@@ -5,11 +5,14 @@
 //! endpoint with `handle_*` calls and drains it with `poll_*` calls, passing
 //! the current [`time::Instant`] every time.
 
+pub mod packet;
 pub mod tcp;
+pub mod tcpnc;
 pub mod time;
 
 #[doc(hidden)]
 #[path = "tests/mod.rs"]
 pub mod testing;
 
+pub use packet::{Body, Direction, HopLayer, HostLayer, Packet};
 pub use time::{Duration, Instant};

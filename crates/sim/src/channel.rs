@@ -4,7 +4,8 @@
 //! direction; a shared broadcast medium with overhearing implements the same
 //! trait, delivering one transmission to several nodes.
 
-use crate::packet::{NodeIndex, Packet};
+use crate::routing::NodeIndex;
+use ncmesh_proto::Packet;
 use crate::queue::QueueDisc;
 use crate::rng::Rng;
 use ncmesh_proto::{Duration, Instant};
@@ -33,6 +34,8 @@ pub trait Channel: Debug + Send {
     fn poll_delivery(&mut self, now: Instant) -> Option<(NodeIndex, Packet)>;
     /// Packets waiting in the output queue, not counting the one on the air.
     fn queue_len(&self) -> usize;
+    /// Nothing on the air and nothing queued: a hop layer may offer a frame.
+    fn is_idle(&self) -> bool;
     fn stats(&self) -> &ChannelStats;
 }
 
@@ -99,6 +102,11 @@ impl PointToPoint {
         PointToPoint { to, bits_per_s, delay, loss, rng, queue, on_air: None, propagating: VecDeque::new(), stats: ChannelStats::default() }
     }
 
+    /// The configured long-run loss rate.
+    pub fn loss_rate(&self) -> f64 {
+        self.loss.mean()
+    }
+
     fn start(&mut self, at: Instant, packet: Packet) {
         let done = at + Duration::transmission(packet.bytes as u64, self.bits_per_s);
         self.on_air = Some((done, packet));
@@ -158,6 +166,10 @@ impl Channel for PointToPoint {
         self.queue.len()
     }
 
+    fn is_idle(&self) -> bool {
+        self.on_air.is_none() && self.queue.is_empty()
+    }
+
     fn stats(&self) -> &ChannelStats {
         &self.stats
     }
@@ -166,7 +178,7 @@ impl Channel for PointToPoint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Body, Direction};
+    use ncmesh_proto::{Body, Direction};
     use crate::queue::DropTail;
     use crate::rng::Purpose;
 

@@ -7,7 +7,6 @@ pub mod app;
 pub mod channel;
 pub mod engine;
 pub mod metrics;
-pub mod packet;
 pub mod queue;
 pub mod rng;
 pub mod routing;

@@ -1,7 +1,7 @@
 //! Interface output queues, behind the trait that active queue management
 //! (NCAQM) implements.
 
-use crate::packet::Packet;
+use ncmesh_proto::Packet;
 use ncmesh_proto::Instant;
 use std::collections::VecDeque;
 use std::fmt::Debug;
@@ -53,7 +53,7 @@ impl QueueDisc for DropTail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Body, Direction};
+    use ncmesh_proto::{Body, Direction};
 
     fn packet(flow: u32) -> Packet {
         Packet { flow, direction: Direction::Forward, bytes: 100, body: Body::Udp { payload: 72, sent_at: Instant::ZERO } }

@@ -11,6 +11,8 @@ pub enum Purpose {
     LinkLoss = 1,
     /// An application's random arrivals.
     Application = 2,
+    /// A coding layer's coefficients (and, with real payloads, its data).
+    Coding = 3,
 }
 
 /// xoshiro256++ (Blackman and Vigna 2019): fast, non-linear output, 2^256 period.

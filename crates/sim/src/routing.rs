@@ -3,9 +3,11 @@
 //! next-hop table for each direction, so forwarding is one array lookup and
 //! a multipath split keeps every flow on one path, as TCP needs.
 
-use crate::packet::NodeIndex;
 use crate::scenario::{NodeId, ScenarioSpec};
 use std::collections::{HashMap, VecDeque};
+
+/// Index of a node in the simulation (not its label in the scenario).
+pub type NodeIndex = u32;
 
 /// Index of a channel (one direction of a link).
 pub type ChannelIndex = u32;

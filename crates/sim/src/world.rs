@@ -7,28 +7,31 @@
 //! `poll_delivery`). Channels, TCP endpoints and UDP sources differ only in
 //! what they produce.
 //!
-//! Coding layers plug in at two places, both in [`Simulation::arrive`] and
-//! [`Simulation::forward`]:
-//! - end to end, between transport and IP: what a flow's endpoint emits
-//!   passes through the flow's host layer before `forward`, and what arrives
-//!   for it passes through before the endpoint sees it (TCP/NC);
-//! - per hop, between IP and the link: what a node forwards passes through
-//!   its hop layer before the channel, and what a channel delivers passes
-//!   through the receiving node's hop layer before routing (TCP-HONC,
-//!   hop-by-hop TCP/NC, COPE).
+//! Coding layers plug in at two places:
+//! - end to end, between transport and IP ([`HostLayer`]): what a flow's
+//!   endpoint emits passes through the flow's host layer at that end before
+//!   IP ([`Simulation::transmit`]), and what arrives for the endpoint passes
+//!   through it first ([`Simulation::deliver`]) (TCP/NC);
+//! - per hop, between IP and the links ([`HopLayer`]): a node with a hop
+//!   layer hands it what IP forwards instead of queueing it, gives it every
+//!   frame its links deliver, and asks it for a frame whenever one of its
+//!   links falls idle ([`Simulation::service`]) (hop-by-hop TCP/NC,
+//!   TCP-HONC).
 
 use crate::app::UdpSource;
 use crate::channel::{Channel, LossModel, PointToPoint};
 use crate::engine::{Alarms, EventQueue};
 use crate::metrics::{jain_index, Histogram, Moments, Series as Bins};
-use crate::packet::{Body, Direction, NodeIndex, Packet, UDP_HEADER_BYTES};
 use crate::queue::DropTail;
 use crate::result::{FlowSummary, LinkSummary, RunResult, Series};
 use crate::rng::{Purpose, Rng};
-use crate::routing::{ChannelIndex, Topology, NO_ROUTE};
-use crate::scenario::{AppKind, QueueProbe, Scenario};
+use crate::routing::{ChannelIndex, NodeIndex, Topology, NO_ROUTE};
+use crate::scenario::{AppKind, QueueProbe, Scenario, ScenarioSpec, Scheme};
+use ncmesh_proto::packet::UDP_HEADER_BYTES;
 use ncmesh_proto::tcp::{TcpReceiver, TcpSender};
-use ncmesh_proto::{Duration, Instant};
+use ncmesh_proto::tcpnc::{NcSink, NcSource, Relay};
+use ncmesh_proto::{Body, Direction, Duration, HopLayer, HostLayer, Instant, Packet};
+use std::collections::BTreeMap;
 
 /// What the event queue holds.
 #[derive(Clone, Copy, Debug)]
@@ -48,6 +51,11 @@ enum Endpoints {
 
 #[derive(Debug)]
 struct Flow {
+    /// The coding layers under the endpoints at the source and at the destination.
+    layers: [Option<Box<dyn HostLayer>>; 2],
+    /// Set while a layer is being drained, so that what its output causes
+    /// (an endpoint answering) is picked up by the same loop, not a nested one.
+    draining: [bool; 2],
     src: NodeIndex,
     dst: NodeIndex,
     app: AppKind,
@@ -81,6 +89,10 @@ pub struct Simulation {
     channel_class: Vec<String>,
     topology: Topology,
     flows: Vec<Flow>,
+    /// Each node's hop layer, if coding runs per hop.
+    hops: Vec<Option<Box<dyn HopLayer>>>,
+    /// Set while a node's hop layer is serviced (see `Flow::draining`).
+    servicing: Vec<bool>,
     probe_interval: Duration,
     probed_queues: Vec<ChannelIndex>,
     probe_cwnd: bool,
@@ -91,11 +103,24 @@ pub struct Simulation {
     events: u64,
 }
 
-/// Which component an alarm slot belongs to.
+/// Which component an alarm slot belongs to. Slots are laid out as the
+/// channels, then four per flow (sender, receiver, the host layers at the
+/// source and at the destination), then one per node (its hop layer).
+#[derive(Clone, Copy)]
 enum Component {
     Channel(usize),
     Sender(usize),
     Receiver(usize),
+    HostLayer(usize, usize),
+    HopLayer(usize),
+}
+
+/// Where a flow's end sits: 0 at the source, 1 at the destination.
+fn end_of(direction: Direction, arriving: bool) -> usize {
+    match (direction, arriving) {
+        (Direction::Forward, false) | (Direction::Reverse, true) => 0,
+        (Direction::Forward, true) | (Direction::Reverse, false) => 1,
+    }
 }
 
 impl Simulation {
@@ -141,7 +166,10 @@ impl Simulation {
                         Endpoints::Udp { source: UdpSource::on_off(spec_flow.packet_size, rate, spec_flow.on_time.0, spec_flow.off_time.0, rng) }
                     }
                 };
+                let layers = host_layers(spec, &topology, &channels, &next_hop[0], spec_flow, f, seed);
                 flows.push(Flow {
+                    layers,
+                    draining: [false; 2],
                     src,
                     dst,
                     app: spec_flow.app,
@@ -179,7 +207,8 @@ impl Simulation {
             }
         }
         queue.push(Instant::ZERO, Wake::Probe);
-        let components = channels.len() + 2 * flows.len();
+        let hops = hop_layers(spec, &topology, &channels, seed);
+        let components = channels.len() + 4 * flows.len() + hops.len();
         Simulation {
             now: Instant::ZERO,
             end,
@@ -189,6 +218,8 @@ impl Simulation {
             channel_class,
             topology,
             flows,
+            servicing: vec![false; hops.len()],
+            hops,
             probe_interval: spec.probes.interval.0,
             probed_queues,
             probe_cwnd: spec.probes.cwnd,
@@ -247,12 +278,29 @@ impl Simulation {
 
     fn component(&self, slot: usize) -> Component {
         let c = self.channels.len();
+        let f = 4 * self.flows.len();
         if slot < c {
             Component::Channel(slot)
-        } else if (slot - c) % 2 == 0 {
-            Component::Sender((slot - c) / 2)
+        } else if slot < c + f {
+            let (flow, role) = ((slot - c) / 4, (slot - c) % 4);
+            match role {
+                0 => Component::Sender(flow),
+                1 => Component::Receiver(flow),
+                end => Component::HostLayer(flow, end - 2),
+            }
         } else {
-            Component::Receiver((slot - c) / 2)
+            Component::HopLayer(slot - c - f)
+        }
+    }
+
+    fn slot(&self, component: Component) -> usize {
+        let c = self.channels.len();
+        match component {
+            Component::Channel(i) => i,
+            Component::Sender(f) => c + 4 * f,
+            Component::Receiver(f) => c + 4 * f + 1,
+            Component::HostLayer(f, end) => c + 4 * f + 2 + end,
+            Component::HopLayer(n) => c + 4 * self.flows.len() + n,
         }
     }
 
@@ -267,6 +315,8 @@ impl Simulation {
                 Endpoints::Tcp { receiver, .. } => receiver.poll_timeout(),
                 Endpoints::Udp { .. } => None,
             },
+            Component::HostLayer(f, end) => self.flows[f].layers[end].as_ref().and_then(|l| l.poll_timeout()),
+            Component::HopLayer(n) => self.hops[n].as_ref().and_then(|h| h.poll_timeout()),
         }
     }
 
@@ -289,7 +339,12 @@ impl Simulation {
                     self.channels[c].handle_timeout(now);
                 }
                 while let Some((node, packet)) = self.channels[c].poll_delivery(now) {
-                    self.arrive(node, packet);
+                    let from = self.topology.channels[c].0;
+                    self.arrive(node, from, packet);
+                }
+                let from = self.topology.channels[c].0 as usize;
+                if self.hops[from].is_some() && self.channels[c].is_idle() {
+                    self.service(from);
                 }
             }
             Component::Sender(f) => {
@@ -308,12 +363,28 @@ impl Simulation {
                 }
                 self.drain_sink(f);
             }
+            Component::HostLayer(f, end) => {
+                if due {
+                    if let Some(layer) = self.flows[f].layers[end].as_mut() {
+                        layer.handle_timeout(now);
+                    }
+                }
+                self.drain_layer(f, end);
+            }
+            Component::HopLayer(n) => {
+                if due {
+                    if let Some(hop) = self.hops[n].as_mut() {
+                        hop.handle_timeout(now);
+                    }
+                }
+                self.service(n);
+            }
         }
         self.rearm(slot);
     }
 
     fn sender_slot(&self, f: usize) -> usize {
-        self.channels.len() + 2 * f
+        self.slot(Component::Sender(f))
     }
 
     fn start_flow(&mut self, f: usize) {
@@ -350,8 +421,7 @@ impl Simulation {
             };
             let Some(packet) = packet else { break };
             flow.packets_sent += 1;
-            let src = flow.src;
-            self.forward(src, packet);
+            self.transmit(f, 0, packet);
         }
     }
 
@@ -371,22 +441,90 @@ impl Simulation {
             Endpoints::Tcp { receiver, .. } => receiver.poll_transmit(now),
             Endpoints::Udp { .. } => None,
         } {
-            let dst = self.flows[f].dst;
-            self.forward(dst, Packet { flow: f as u32, direction: Direction::Reverse, bytes: ack.wire_bytes(), body: Body::Tcp(ack) });
+            self.transmit(f, 1, Packet { flow: f as u32, direction: Direction::Reverse, bytes: ack.wire_bytes(), body: Body::Tcp(ack) });
         }
     }
 
-    /// A packet reaches `node` from a channel.
-    fn arrive(&mut self, node: NodeIndex, packet: Packet) {
+    /// An endpoint at `end` of flow `f` sends a packet: through the flow's
+    /// host layer there, if any, then into the network.
+    fn transmit(&mut self, f: usize, end: usize, packet: Packet) {
+        let now = self.now;
+        match self.flows[f].layers[end].as_mut() {
+            Some(layer) => {
+                layer.handle_transmit(now, packet);
+                self.drain_layer(f, end);
+            }
+            None => {
+                let node = self.node_of(f, end);
+                self.forward(node, packet);
+            }
+        }
+    }
+
+    fn node_of(&self, f: usize, end: usize) -> NodeIndex {
+        if end == 0 {
+            self.flows[f].src
+        } else {
+            self.flows[f].dst
+        }
+    }
+
+    /// Moves what a host layer produced: down into the network, up to the endpoint.
+    fn drain_layer(&mut self, f: usize, end: usize) {
+        if std::mem::replace(&mut self.flows[f].draining[end], true) {
+            return;
+        }
+        let now = self.now;
+        let node = self.node_of(f, end);
+        loop {
+            let Some(layer) = self.flows[f].layers[end].as_mut() else { break };
+            if let Some(p) = layer.poll_transmit(now) {
+                self.forward(node, p);
+            } else if let Some(p) = layer.poll_receive(now) {
+                self.to_endpoint(f, p);
+            } else {
+                break;
+            }
+        }
+        self.flows[f].draining[end] = false;
+        self.rearm(self.slot(Component::HostLayer(f, end)));
+    }
+
+    /// A channel delivers a packet from neighbour `from` to `node`.
+    fn arrive(&mut self, node: NodeIndex, from: NodeIndex, packet: Packet) {
+        match self.hops[node as usize].as_mut() {
+            Some(hop) => {
+                hop.handle_frame(self.now, from, packet);
+                self.service(node as usize);
+            }
+            None => self.route(node, packet),
+        }
+    }
+
+    /// IP at `node`: deliver locally or forward.
+    fn route(&mut self, node: NodeIndex, packet: Packet) {
         let f = packet.flow as usize;
-        let flow = &self.flows[f];
-        let destination = match packet.direction {
-            Direction::Forward => flow.dst,
-            Direction::Reverse => flow.src,
-        };
-        if node != destination {
+        let end = end_of(packet.direction, true);
+        if node != self.node_of(f, end) {
             return self.forward(node, packet);
         }
+        self.deliver(f, end, packet);
+    }
+
+    /// A packet reaches the end host `end` of flow `f`: through its host layer, if any, to the endpoint.
+    fn deliver(&mut self, f: usize, end: usize, packet: Packet) {
+        let now = self.now;
+        match self.flows[f].layers[end].as_mut() {
+            Some(layer) => {
+                layer.handle_receive(now, packet);
+                self.drain_layer(f, end);
+            }
+            None => self.to_endpoint(f, packet),
+        }
+    }
+
+    /// Transport at one end of flow `f` takes a packet.
+    fn to_endpoint(&mut self, f: usize, packet: Packet) {
         let now = self.now;
         let slot = self.sender_slot(f);
         let flow = &mut self.flows[f];
@@ -416,17 +554,49 @@ impl Simulation {
                 flow.delay.add(delay.as_secs_f64());
                 flow.delay_histogram.add(delay);
             }
-            (Body::Tcp(_), Endpoints::Udp { .. }) => unreachable!("UDP flows carry no TCP segments"),
+            (body, _) => debug_assert!(false, "flow {f} has no endpoint for {body:?}"),
         }
     }
 
-    /// Hands a packet at `node` to the channel its flow's route names.
+    /// Lets a node's hop layer move what it can: packets up to IP, and a
+    /// frame onto each of its idle links.
+    fn service(&mut self, n: usize) {
+        if std::mem::replace(&mut self.servicing[n], true) {
+            return;
+        }
+        let now = self.now;
+        while let Some(packet) = self.hops[n].as_mut().and_then(|h| h.poll_packet(now)) {
+            self.route(n as NodeIndex, packet);
+        }
+        for i in 0..self.topology.out[n].len() {
+            let (next, c) = self.topology.out[n][i];
+            if !self.channels[c as usize].is_idle() {
+                continue;
+            }
+            let Some(frame) = self.hops[n].as_mut().and_then(|h| h.poll_frame(now, next)) else { continue };
+            self.channels[c as usize].enqueue(now, frame);
+            self.rearm(c as usize);
+        }
+        self.servicing[n] = false;
+        self.rearm(self.slot(Component::HopLayer(n)));
+    }
+
+    /// Sends a packet from `node` along its flow's route: to the node's hop
+    /// layer if it has one, to the channel's queue otherwise.
     fn forward(&mut self, node: NodeIndex, packet: Packet) {
         let c = self.flows[packet.flow as usize].next_hop[packet.direction as usize][node as usize];
         debug_assert_ne!(c, NO_ROUTE, "routes are checked when the scenario loads");
         let now = self.now;
-        self.channels[c as usize].enqueue(now, packet);
-        self.rearm(c as usize);
+        match self.hops[node as usize].as_mut() {
+            Some(hop) => {
+                hop.handle_forward(now, self.topology.channels[c as usize].1, packet);
+                self.service(node as usize);
+            }
+            None => {
+                self.channels[c as usize].enqueue(now, packet);
+                self.rearm(c as usize);
+            }
+        }
     }
 
     fn probe(&mut self) {
@@ -434,7 +604,8 @@ impl Simulation {
         for &c in &self.probed_queues {
             let (from, to) = self.topology.channels[c as usize];
             let labels = &self.topology.labels;
-            self.queues.push(t, labels[from as usize], labels[to as usize], self.channels[c as usize].queue_len() as f64);
+            let held = self.hops[from as usize].as_ref().map_or(0, |h| h.queue_len(to));
+            self.queues.push(t, labels[from as usize], labels[to as usize], (self.channels[c as usize].queue_len() + held) as f64);
         }
         for (f, flow) in self.flows.iter().enumerate() {
             if let Endpoints::Tcp { sender, .. } = &flow.endpoints {
@@ -522,5 +693,60 @@ fn app_name(app: AppKind) -> &'static str {
         AppKind::Sized => "sized",
         AppKind::Cbr => "cbr",
         AppKind::OnOff => "onoff",
+    }
+}
+
+/// R = 1/(1-p) for a loss rate p, the redundancy that replaces what a link
+/// loses on average (seed 000 eq. 2).
+fn redundancy_for(loss: f64) -> f64 {
+    1.0 / (1.0 - loss.clamp(0.0, 0.99))
+}
+
+/// The host layers of one TCP flow under the scenario's coding scheme.
+fn host_layers(spec: &ScenarioSpec, topology: &Topology, channels: &[PointToPoint], forward: &[ChannelIndex], flow: &crate::scenario::FlowSpec, f: u32, seed: u64) -> [Option<Box<dyn HostLayer>>; 2] {
+    if !matches!(flow.app, AppKind::Bulk | AppKind::Sized) {
+        return [None, None];
+    }
+    let params = &spec.coding.tcpnc;
+    let redundancy = match spec.coding.scheme {
+        Scheme::None => return [None, None],
+        // Per hop, the relays add the redundancy; the source codes at R = 1.
+        Scheme::TcpNcHopByHop => 1.0,
+        Scheme::TcpNcEndToEnd => params.redundancy.unwrap_or_else(|| {
+            // The path's delivery probability is the product over its channels.
+            let mut delivered = 1.0;
+            let (src, dst) = (topology.index[&flow.src], topology.index[&flow.dst]);
+            let mut at = src;
+            while at != dst {
+                let c = forward[at as usize] as usize;
+                delivered *= 1.0 - channels[c].loss_rate();
+                at = topology.channels[c].1;
+            }
+            redundancy_for(1.0 - delivered)
+        }),
+    };
+    let layer_seed = Rng::stream(seed, Purpose::Coding, f as u64).next_u64();
+    let tcp = &flow.tcp;
+    let source = NcSource::new(params, tcp.mss, redundancy, f, layer_seed);
+    let sink = NcSink::new(params, f, tcp.mss, tcp.rcv_window * tcp.mss, layer_seed);
+    [Some(Box::new(source)), Some(Box::new(sink))]
+}
+
+/// Each node's hop layer under the scenario's coding scheme.
+fn hop_layers(spec: &ScenarioSpec, topology: &Topology, channels: &[PointToPoint], seed: u64) -> Vec<Option<Box<dyn HopLayer>>> {
+    let n = topology.labels.len();
+    match spec.coding.scheme {
+        Scheme::None | Scheme::TcpNcEndToEnd => (0..n).map(|_| None).collect(),
+        Scheme::TcpNcHopByHop => (0..n)
+            .map(|node| {
+                let params = &spec.coding.tcpnc;
+                let redundancy: BTreeMap<u32, f64> = topology.out[node]
+                    .iter()
+                    .map(|&(next, c)| (next, params.redundancy.unwrap_or_else(|| redundancy_for(channels[c as usize].loss_rate()))))
+                    .collect();
+                let layer_seed = Rng::stream(seed, Purpose::Coding, (1 << 32) + node as u64).next_u64();
+                Some(Box::new(Relay::new(params, redundancy, layer_seed)) as Box<dyn HopLayer>)
+            })
+            .collect(),
     }
 }

@@ -244,6 +244,47 @@ impl SlidingDecoder {
         self.next_delivery
     }
 
+    /// A relay's recoded combination: a random combination, with coefficients
+    /// drawn from `seed`, of every row held. Writes the combination's
+    /// coefficients (over `start..start + coefficients.len()`) and payload,
+    /// and returns `start`; `None` when nothing is held. Relays recode
+    /// without decoding, so the rows need not be decoded.
+    pub fn recode(&self, seed: u64, coefficients: &mut Vec<u8>, payload: &mut [u8]) -> Result<Option<u64>, CodecError> {
+        check_payload(payload, self.symbol_bytes)?;
+        let held = || self.rows.iter().enumerate().filter_map(|(i, r)| r.as_ref().map(|r| (i, r)));
+        let Some((low, _)) = held().next() else { return Ok(None) };
+        let high = held().map(|(i, r)| i + r.coefficients.len()).max().expect("one row is held");
+        coefficients.clear();
+        coefficients.resize(high - low, 0);
+        payload.fill(0);
+        let mut draws = vec![0u8; self.rows.len()];
+        coefficients::generate_nonzero(self.field, &mut crate::prng::SplitMix64::new(seed), &mut draws);
+        let field = self.field;
+        for (i, row) in held() {
+            let r = draws[i];
+            if r != 0 {
+                field.axpy(r, &row.coefficients, &mut coefficients[i - low..i - low + row.coefficients.len()]);
+                field.symbol_axpy(r, &row.payload, payload);
+            }
+        }
+        Ok(Some(self.first + low as u64))
+    }
+
+    /// Drops every row below `seq` whether delivered or not: a relay does so
+    /// once the receiver has acknowledged seeing them, and never delivers.
+    pub fn discard_below(&mut self, seq: u64) {
+        while self.first < seq {
+            self.rows.pop_front();
+            self.first += 1;
+        }
+        self.next_delivery = self.next_delivery.max(self.first);
+    }
+
+    /// How many rows are held (the relay's rank over its window).
+    pub fn rank(&self) -> usize {
+        self.rows.iter().filter(|r| r.is_some()).count()
+    }
+
     /// Releases delivered packets below `seq`; combinations starting at or
     /// after `seq` no longer need them.
     pub fn forget_below(&mut self, seq: u64) {

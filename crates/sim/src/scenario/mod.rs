@@ -14,6 +14,7 @@ pub use load::{Scenario, ScenarioError, Source};
 pub use units::{Rate, Seconds};
 
 use ncmesh_proto::tcp::TcpConfig;
+use ncmesh_proto::tcpnc::TcpNcParams;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -49,8 +50,35 @@ pub struct ScenarioSpec {
     pub tcp: TcpConfig,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// The coding scheme under every TCP flow.
+    #[serde(default)]
+    pub coding: CodingSpec,
     #[serde(default)]
     pub probes: ProbeSpec,
+}
+
+/// Which coding scheme runs under TCP, and its parameters.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CodingSpec {
+    #[serde(default)]
+    pub scheme: Scheme,
+    #[serde(default)]
+    pub tcpnc: TcpNcParams,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum Scheme {
+    /// Plain TCP.
+    #[default]
+    #[serde(rename = "none")]
+    None,
+    /// TCP/NC: coding at the end hosts only.
+    #[serde(rename = "tcpnc-e2e")]
+    TcpNcEndToEnd,
+    /// TCP/NC with recoding at every node.
+    #[serde(rename = "tcpnc-hbh")]
+    TcpNcHopByHop,
 }
 
 fn default_seed() -> u64 {

@@ -145,6 +145,20 @@ pub(crate) fn validate(spec: &ScenarioSpec) -> Check {
         }
     }
 
+    let nc = &spec.coding.tcpnc;
+    let nc_at = root.key("coding").key("tcpnc");
+    if !(1..=8).contains(&nc.field) {
+        return fail(nc_at.key("field"), format!("expected q in 1..=8 for GF(2^q), found {}", nc.field));
+    }
+    if let Some(r) = nc.redundancy {
+        if !(r >= 1.0 && r <= 100.0) {
+            return fail(nc_at.key("redundancy"), format!("expected R in [1, 100], found {r}"));
+        }
+    }
+    if nc.relay_queue == 0 {
+        return fail(nc_at.key("relay_queue"), "expected at least 1 packet");
+    }
+
     if spec.probes.interval.0.as_nanos() == 0 {
         return fail(root.key("probes").key("interval"), "expected a positive interval");
     }

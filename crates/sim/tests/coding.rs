@@ -1,0 +1,51 @@
+//! TCP/NC end to end and hop by hop under the simulator.
+
+mod common;
+use common::*;
+
+const LINK: &str = r#"
+duration = 60
+nodes = [1, 2]
+[tcp]
+rcv_window = 40
+[[links]]
+between = [1, 2]
+capacity = "1Mbps"
+delay = "100ms"
+queue = 50
+[[flows]]
+src = 1
+dst = 2
+app = "bulk"
+[coding]
+scheme = "tcpnc-e2e"
+"#;
+
+#[test]
+fn end_to_end_coding_masks_random_loss_from_tcp() {
+    // 10% loss: NewReno alone crawls; TCP/NC at R = 1/(1-p) keeps the window open.
+    let plain = run(LINK, &[("links.0.loss", "0.1"), ("coding.scheme", "\"none\"")]);
+    let coded = run(LINK, &[("links.0.loss", "0.1")]);
+    let (p, c) = (plain.flows[0].goodput_bps, coded.flows[0].goodput_bps);
+    assert!(c > 2.0 * p, "TCP/NC {c} vs TCP {p}");
+}
+
+#[test]
+fn lossless_end_to_end_coding_runs_at_the_payload_rate() {
+    let r = run(LINK, &[]);
+    let f = &r.flows[0];
+    // A combination is 1000 payload bytes in 1065 on the wire (40 IP/TCP, 25 coding header).
+    let share = 1e6 * 1000.0 / 1065.0;
+    assert!(f.goodput_bps > 0.95 * share && f.goodput_bps <= share, "{}", f.goodput_bps);
+    assert_eq!((f.retransmits, f.timeouts), (0, 0));
+}
+
+#[test]
+fn real_and_virtual_payloads_give_the_same_run() {
+    for scheme in ["\"tcpnc-e2e\"", "\"tcpnc-hbh\""] {
+        let virtual_ = run(LINK, &[("links.0.loss", "0.05"), ("coding.scheme", scheme), ("duration", "20")]);
+        let real = run(LINK, &[("links.0.loss", "0.05"), ("coding.scheme", scheme), ("duration", "20"), ("coding.tcpnc.real_payloads", "true")]);
+        assert_eq!(serde_json::to_string(&virtual_).unwrap(), serde_json::to_string(&real).unwrap(), "{scheme}");
+        assert!(real.flows[0].delivered_bytes > 0);
+    }
+}
