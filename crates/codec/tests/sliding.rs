@@ -123,7 +123,7 @@ fn relay_run(q: u32, symbol_bytes: usize, packets: usize, loss: f64, seed: u64) 
         if rng.unit_f64() >= loss {
             relay.consume(start, &c, &p).unwrap();
         }
-        let Some(start) = relay.recode(rng.next_u64(), &mut c, &mut p).unwrap() else { continue };
+        let Some(start) = relay.recode(rng.next_u64(), u64::MAX, &mut c, &mut p).unwrap() else { continue };
         if rng.unit_f64() >= loss {
             rx.consume(start, &c, &p).unwrap();
             rx.forget_below(start);
@@ -150,5 +150,5 @@ fn recoding_relays_deliver_everything_in_order() {
 #[test]
 fn a_relay_holding_nothing_does_not_recode() {
     let relay = SlidingDecoder::new(Field::GF256, 4).unwrap();
-    assert_eq!(relay.recode(1, &mut Vec::new(), &mut [0; 4]).unwrap(), None);
+    assert_eq!(relay.recode(1, u64::MAX, &mut Vec::new(), &mut [0; 4]).unwrap(), None);
 }

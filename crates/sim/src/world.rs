@@ -696,12 +696,6 @@ fn app_name(app: AppKind) -> &'static str {
     }
 }
 
-/// R = 1/(1-p) for a loss rate p, the redundancy that replaces what a link
-/// loses on average (seed 000 eq. 2).
-fn redundancy_for(loss: f64) -> f64 {
-    1.0 / (1.0 - loss.clamp(0.0, 0.99))
-}
-
 /// The host layers of one TCP flow under the scenario's coding scheme.
 fn host_layers(spec: &ScenarioSpec, topology: &Topology, channels: &[PointToPoint], forward: &[ChannelIndex], flow: &crate::scenario::FlowSpec, f: u32, seed: u64) -> [Option<Box<dyn HostLayer>>; 2] {
     if !matches!(flow.app, AppKind::Bulk | AppKind::Sized) {
@@ -712,7 +706,7 @@ fn host_layers(spec: &ScenarioSpec, topology: &Topology, channels: &[PointToPoin
         Scheme::None => return [None, None],
         // Per hop, the relays add the redundancy; the source codes at R = 1.
         Scheme::TcpNcHopByHop => 1.0,
-        Scheme::TcpNcEndToEnd => params.redundancy.unwrap_or_else(|| {
+        Scheme::TcpNcEndToEnd => {
             // The path's delivery probability is the product over its channels.
             let mut delivered = 1.0;
             let (src, dst) = (topology.index[&flow.src], topology.index[&flow.dst]);
@@ -722,8 +716,8 @@ fn host_layers(spec: &ScenarioSpec, topology: &Topology, channels: &[PointToPoin
                 delivered *= 1.0 - channels[c].loss_rate();
                 at = topology.channels[c].1;
             }
-            redundancy_for(1.0 - delivered)
-        }),
+            params.redundancy_for(1.0 - delivered)
+        }
     };
     let layer_seed = Rng::stream(seed, Purpose::Coding, f as u64).next_u64();
     let tcp = &flow.tcp;
@@ -742,7 +736,7 @@ fn hop_layers(spec: &ScenarioSpec, topology: &Topology, channels: &[PointToPoint
                 let params = &spec.coding.tcpnc;
                 let redundancy: BTreeMap<u32, f64> = topology.out[node]
                     .iter()
-                    .map(|&(next, c)| (next, params.redundancy.unwrap_or_else(|| redundancy_for(channels[c as usize].loss_rate()))))
+                    .map(|&(next, c)| (next, params.redundancy_for(channels[c as usize].loss_rate())))
                     .collect();
                 let layer_seed = Rng::stream(seed, Purpose::Coding, (1 << 32) + node as u64).next_u64();
                 Some(Box::new(Relay::new(params, redundancy, layer_seed)) as Box<dyn HopLayer>)

@@ -106,12 +106,14 @@ pub struct SlidingDecoder {
     rows: VecDeque<Option<Row>>,
     /// The next sequence number to hand to the application.
     next_delivery: u64,
+    /// The pivot of the latest innovative combination.
+    last_pivot: u64,
 }
 
 impl SlidingDecoder {
     pub fn new(field: Field, symbol_bytes: usize) -> Result<SlidingDecoder, CodecError> {
         super::check_generation(field, 1, symbol_bytes)?;
-        Ok(SlidingDecoder { field, symbol_bytes, first: 0, rows: VecDeque::new(), next_delivery: 0 })
+        Ok(SlidingDecoder { field, symbol_bytes, first: 0, rows: VecDeque::new(), next_delivery: 0, last_pivot: 0 })
     }
 
     /// The first sequence number not yet seen: TCP/NC's acknowledgement.
@@ -192,6 +194,7 @@ impl SlidingDecoder {
             self.rows.resize(slot + 1, None);
         }
         self.rows[slot] = Some(Row { coefficients: row, payload: data });
+        self.last_pivot = self.first + slot as u64;
         self.reduce_prefix();
         Ok(Received::Innovative)
     }
@@ -245,13 +248,17 @@ impl SlidingDecoder {
     }
 
     /// A relay's recoded combination: a random combination, with coefficients
-    /// drawn from `seed`, of every row held. Writes the combination's
-    /// coefficients (over `start..start + coefficients.len()`) and payload,
-    /// and returns `start`; `None` when nothing is held. Relays recode
-    /// without decoding, so the rows need not be decoded.
-    pub fn recode(&self, seed: u64, coefficients: &mut Vec<u8>, payload: &mut [u8]) -> Result<Option<u64>, CodecError> {
+    /// drawn from `seed`, of every row held whose pivot is below `limit`.
+    /// Writes the combination's coefficients (over `start..start +
+    /// coefficients.len()`) and payload, and returns `start`; `None` when no
+    /// such row is held. Relays recode without decoding, so the rows need not
+    /// be decoded. A relay that forwards in order passes as `limit` one past
+    /// the pivot of the newest row it owes: mixing in rows it has not yet
+    /// forwarded would hold the sink's decoding back until it had those too.
+    pub fn recode(&self, seed: u64, limit: u64, coefficients: &mut Vec<u8>, payload: &mut [u8]) -> Result<Option<u64>, CodecError> {
         check_payload(payload, self.symbol_bytes)?;
-        let held = || self.rows.iter().enumerate().filter_map(|(i, r)| r.as_ref().map(|r| (i, r)));
+        let below = limit.saturating_sub(self.first) as usize;
+        let held = || self.rows.iter().take(below).enumerate().filter_map(|(i, r)| r.as_ref().map(|r| (i, r)));
         let Some((low, _)) = held().next() else { return Ok(None) };
         let high = held().map(|(i, r)| i + r.coefficients.len()).max().expect("one row is held");
         coefficients.clear();
@@ -278,6 +285,11 @@ impl SlidingDecoder {
             self.first += 1;
         }
         self.next_delivery = self.next_delivery.max(self.first);
+    }
+
+    /// The packet the latest innovative combination revealed (its pivot).
+    pub fn last_pivot(&self) -> u64 {
+        self.last_pivot
     }
 
     /// How many rows are held (the relay's rank over its window).

@@ -62,9 +62,14 @@ impl Combination {
 #[serde(deny_unknown_fields, default)]
 pub struct TcpNcParams {
     /// Combinations sent per segment from TCP (end to end), or per
-    /// combination received (per hop). Absent: 1/(1-p) from the configured
-    /// loss of the path (end to end) or of the outgoing link (per hop).
+    /// combination received (per hop). Absent: (1 + margin)/(1-p) from the
+    /// configured loss p of the path (end to end) or of the outgoing link
+    /// (per hop).
     pub redundancy: Option<f64>,
+    /// The margin above 1/(1-p) of the automatic redundancy. At exactly
+    /// 1/(1-p) the sink's shortfall of degrees of freedom is a random walk
+    /// without drift, and decoding stalls for ever longer stretches.
+    pub margin: f64,
     /// The field GF(2^q).
     pub field: u32,
     /// Code real payload bytes, and check them at the sink, instead of
@@ -77,7 +82,14 @@ pub struct TcpNcParams {
 
 impl Default for TcpNcParams {
     fn default() -> Self {
-        TcpNcParams { redundancy: None, field: 8, real_payloads: false, relay_queue: 50 }
+        TcpNcParams { redundancy: None, margin: 0.1, field: 8, real_payloads: false, relay_queue: 50 }
+    }
+}
+
+impl TcpNcParams {
+    /// The redundancy over something that loses a fraction `loss`.
+    pub fn redundancy_for(&self, loss: f64) -> f64 {
+        self.redundancy.unwrap_or_else(|| (1.0 + self.margin) / (1.0 - loss.clamp(0.0, 0.99)))
     }
 }
 

@@ -18,8 +18,9 @@ struct FlowBuffer {
     meta: VecDeque<Option<SegmentMeta>>,
     meta_base: u64,
     next: u32,
-    /// Recoded combinations owed to the next hop.
-    owed: f64,
+    /// Recoded combinations owed to the next hop, oldest first: the pivot of
+    /// the innovative combination that earned them and how many.
+    owed: VecDeque<(u64, f64)>,
     mss: u32,
     /// Where the latest combination from upstream started: upstream will
     /// never again send anything below it.
@@ -84,7 +85,7 @@ impl Relay {
             meta: VecDeque::new(),
             meta_base: c.start,
             next,
-            owed: 0.0,
+            owed: VecDeque::new(),
             mss: bytes.saturating_sub(header),
             upstream_start: c.start,
             acked: 0,
@@ -102,8 +103,12 @@ impl Relay {
         let innovative = buffer.decoder.consume(c.start, &c.coefficients, &c.payload).unwrap_or(Received::NotInnovative) == Received::Innovative;
         if innovative {
             let r = self.redundancy.get(&next).copied().unwrap_or(1.0);
-            let cap = self.params.relay_queue as f64;
-            buffer.owed = (buffer.owed + r).min(cap);
+            // A full relay buffer drops the oldest debt: those packets are
+            // the likeliest to be covered by later combinations.
+            if buffer.owed.len() >= self.params.relay_queue as usize {
+                buffer.owed.pop_front();
+            }
+            buffer.owed.push_back((buffer.decoder.last_pivot(), r));
         }
     }
 
@@ -121,8 +126,18 @@ impl Relay {
         let b = self.flows.get_mut(&flow)?;
         let mut coefficients = Vec::new();
         let mut payload = vec![0; if self.params.real_payloads { b.mss as usize } else { 0 }];
-        let start = b.decoder.recode(self.rng.next_u64(), &mut coefficients, &mut payload).ok()??;
-        b.owed -= 1.0;
+        let (pivot, credit) = b.owed.front_mut()?;
+        let limit = *pivot + 1;
+        // Spend one transmission; a fractional remainder carries to the next debt.
+        *credit -= 1.0;
+        if *credit < 1.0 {
+            let rest = *credit;
+            b.owed.pop_front();
+            if let Some(next) = b.owed.front_mut() {
+                next.1 += rest.max(0.0);
+            }
+        }
+        let start = b.decoder.recode(self.rng.next_u64(), limit, &mut coefficients, &mut payload).ok()??;
         let segments = (0..coefficients.len() as u64)
             .map(|k| {
                 let slot = (start + k).checked_sub(b.meta_base).map(|s| s as usize);
@@ -160,7 +175,7 @@ impl HopLayer for Relay {
         }
         // The flows owed a combination on this link, in turn after the last served.
         let after = self.turn.get(&next).copied();
-        let due = |(&f, b): (&u32, &FlowBuffer)| (b.next == next && b.owed >= 1.0).then_some(f);
+        let due = |(&f, b): (&u32, &FlowBuffer)| (b.next == next && !b.owed.is_empty()).then_some(f);
         let flow = self
             .flows
             .iter()
@@ -176,7 +191,7 @@ impl HopLayer for Relay {
     }
 
     fn queue_len(&self, next: u32) -> usize {
-        let owed: f64 = self.flows.values().filter(|b| b.next == next).map(|b| b.owed.floor()).sum();
-        self.passing.get(&next).map_or(0, VecDeque::len) + owed as usize
+        let owed: f64 = self.flows.values().filter(|b| b.next == next).flat_map(|b| b.owed.iter().map(|o| o.1)).sum();
+        self.passing.get(&next).map_or(0, VecDeque::len) + owed.floor() as usize
     }
 }

@@ -155,6 +155,9 @@ pub(crate) fn validate(spec: &ScenarioSpec) -> Check {
             return fail(nc_at.key("redundancy"), format!("expected R in [1, 100], found {r}"));
         }
     }
+    if !(0.0..=10.0).contains(&nc.margin) {
+        return fail(nc_at.key("margin"), format!("expected a margin in [0, 10], found {}", nc.margin));
+    }
     if nc.relay_queue == 0 {
         return fail(nc_at.key("relay_queue"), "expected at least 1 packet");
     }

@@ -1,0 +1,340 @@
+//! TCP-HONC (Liu and Gu, "TCP with hop-oriented network coding in
+//! multi-radio multi-channel wireless mesh networks", IET Networks 2012,
+//! seed 000): a layer below IP on every mesh node that codes blocks of
+//! packets sharing a next hop, over one hop at a time.
+//!
+//! Every wireless hop (m, n) runs several *codec pairs*: node m picks L_mn
+//! packets uniformly from its per-flow buffers for n (eq. 1), sends
+//! ceil(R_mn L_mn) random linear combinations over GF(2^8) (eq. 2), and keeps
+//! the block until n's ACK-NCB says it decoded it; an ACK-NCB with rank r < L
+//! buys the missing combinations. How many pairs run at once follows eqs.
+//! (9)-(11); when a new block may start, conditions (12)-(15). Node n decodes,
+//! puts each flow back in sequence, and hands the packets to IP, which
+//! forwards them to the next hop, where the same happens again. The node
+//! where a flow enters the coded region spoofs TCP ACKs to the sender
+//! (Fig. 4); the node where it leaves swallows the real ones. See
+//! `docs/protocols/honc.md` for the equations, the readings of the garbled
+//! ones and every deviation.
+
+mod node;
+mod path;
+
+pub use node::{HoncNode, LinkInfo, NodeStats};
+pub use path::{path_cost, select_next_hop, PathCosts};
+
+use crate::packet::Packet;
+use crate::time::{Duration, Instant};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Bytes of the HONC header on a coded frame: block index (4), hop
+/// sequence number (4), coefficient seed (8), codec pair and block size (2),
+/// frame kind and flags (2). The coded symbol is a whole IP packet, so a
+/// frame is the largest member plus this.
+pub const FRAME_HEADER_BYTES: u32 = 20;
+
+/// Bytes of an ACK-NCB without path costs: the header, block index and rank
+/// (5), frames received and newest hop sequence seen (8), hold time (4),
+/// downstream backlog (4), estimated propagation delay (4).
+pub const ACK_BYTES: u32 = FRAME_HEADER_BYTES + 25;
+
+/// Bytes per piggybacked path cost: flow (4) and cost (4).
+pub const COST_BYTES: u32 = 8;
+
+/// What travels on a wireless hop between two HONC layers. Link-local: it
+/// never reaches IP routing.
+#[derive(Clone, Debug)]
+pub enum Frame {
+    Coded(Coded),
+    Ack(AckNcb),
+}
+
+/// One random linear combination of a block.
+#[derive(Clone, Debug)]
+pub struct Coded {
+    /// Index of the block on this hop; it names the codec pair's decoder.
+    pub block: u32,
+    /// Counts every frame the sender put on this hop, so that the receiver
+    /// can say how many it has seen and the sender can estimate the loss rate.
+    pub hop_seq: u32,
+    /// The coefficient vector is `ncmesh_codec::coefficients::generate(GF(256), seed)`.
+    pub seed: u64,
+    /// The coded payload: empty with virtual payloads.
+    pub payload: Vec<u8>,
+    /// The packets of the block, as the receiver rebuilds them on decoding.
+    /// Simulation metadata standing for the decoded bytes (their headers
+    /// are part of the coded symbol); shared, so a frame costs no copy.
+    pub members: Arc<[Packet]>,
+}
+
+/// An acknowledgement of a network-coding block, sent back on the reverse link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AckNcb {
+    pub block: u32,
+    /// Rank of the receiver's coefficient matrix for the block (= L when decoded).
+    pub rank: u8,
+    /// Frames received on this hop so far, and the newest hop sequence number among them.
+    pub received: u32,
+    pub newest: u32,
+    /// How long the newest frame had been held when this ACK left: the
+    /// sender subtracts it from the round trip to estimate the delay.
+    pub hold: Duration,
+    /// Sum over the receiver's other hops of Q_e + Q_s (the left side of eq. 12).
+    pub backlog: u32,
+    /// The receiver's estimate of the propagation delay d, seconds (Alg. 1).
+    pub delay: f64,
+    /// C_n^s of eq. (17) for the flows the receiver forwards.
+    pub costs: Vec<(u32, f64)>,
+}
+
+/// How R L, a real number, becomes a number of combinations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Rounding {
+    /// ceil(R L), as the text of section 4.1 and the brief read.
+    #[default]
+    Ceil,
+    /// floor(R L), as Alg. 1, Alg. 2 and eq. (10) print it.
+    Floor,
+}
+
+/// How many combinations an ACK-NCB with rank r < L buys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Retransmit {
+    /// N - r, with N the first round (Alg. 2 step 5b, as printed).
+    #[default]
+    Paper,
+    /// round(R (L - r)): the missing rank with the hop's redundancy.
+    Deficit,
+}
+
+/// Parameters of TCP-HONC. Defaults are the paper's where it gives one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct HoncParams {
+    /// l of eq. (1): the smallest block, in packets.
+    pub l: u32,
+    /// P_th of eq. (11).
+    pub p_th: f64,
+    /// alpha of eqs. (18)-(19).
+    pub alpha: f64,
+    /// Use this loss rate on every wireless hop instead of the estimate (Fig. 6).
+    pub fixed_loss: Option<f64>,
+    /// Use this propagation delay, seconds, in eq. (9) instead of the estimate (Fig. 7).
+    pub fixed_delay: Option<f64>,
+    /// Code real payload bytes and check them on decoding. Results are identical.
+    pub real_payloads: bool,
+    /// Combinations per block: ceil or floor of R L.
+    pub rounding: Rounding,
+    /// Combinations bought by an ACK-NCB reporting rank r < L.
+    pub retransmit: Retransmit,
+    /// Packets of one flow the ingress node holds before its spoofed ACKs
+    /// close the TCP sender's window.
+    pub spoof_window: u32,
+    /// A block with fewer than L packets leaves once its oldest packet has
+    /// waited this long, seconds (the paper never sends partial blocks).
+    pub flush_after: f64,
+    /// Upper bound on B_mn of eq. (11).
+    pub max_codec_pairs: u32,
+    /// The link class whose hops are coded; every other hop is a FIFO.
+    pub wireless_class: String,
+}
+
+impl Default for HoncParams {
+    fn default() -> Self {
+        HoncParams {
+            l: 4,
+            p_th: 0.8,
+            alpha: 0.875,
+            fixed_loss: None,
+            fixed_delay: None,
+            real_payloads: false,
+            rounding: Rounding::Ceil,
+            retransmit: Retransmit::Paper,
+            spoof_window: 8,
+            flush_after: 0.2,
+            max_codec_pairs: 64,
+            wireless_class: "wireless".to_string(),
+        }
+    }
+}
+
+/// Eq. (1): L_mn = max(N_mn, l).
+pub fn block_size(flows: u32, l: u32) -> u32 {
+    flows.max(l).max(1)
+}
+
+/// Eq. (2): R_mn = 1/(1 - p_mn).
+pub fn redundancy(loss: f64) -> f64 {
+    1.0 / (1.0 - loss.clamp(0.0, 0.99))
+}
+
+/// The first round of a block of `size` packets: R L rounded, at least L.
+/// The tolerance keeps an exact product such as 12.000000000000002 at 12.
+pub fn first_round(r: f64, size: u32, rounding: Rounding) -> u32 {
+    let x = r * size as f64;
+    let n = match rounding {
+        Rounding::Ceil => (x - 1e-9).ceil(),
+        Rounding::Floor => (x + 1e-9).floor(),
+    };
+    (n as u32).max(size)
+}
+
+/// Eq. (9): B'_mn = ceil((2 d + L_data L / c) / (L_data L / c)), the pairs
+/// that keep a loss-free hop busy while each block's ACK-NCB is on its way.
+pub fn codec_pairs_ideal(delay_s: f64, packet_bits: f64, size: u32, capacity_bps: f64) -> u32 {
+    let tx = packet_bits * size as f64 / capacity_bps;
+    let ratio = (2.0 * delay_s.max(0.0) + tx) / tx;
+    // Rounded before the ceiling as python/ncmesh/models/honc.py does, so an exact 3.0000000000000004 stays 3.
+    ((ratio * 1e9).round() / 1e9).ceil().max(1.0) as u32
+}
+
+/// P(X >= k) for X ~ Binomial(n, s), summed in log space so large n does not underflow.
+pub fn binomial_sf(k: u32, n: u32, s: f64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    if k > n {
+        return 0.0;
+    }
+    if s <= 0.0 {
+        return 0.0;
+    }
+    if s >= 1.0 {
+        return 1.0;
+    }
+    let (ls, lf) = (s.ln(), (1.0 - s).ln());
+    let mut log_choose = 0.0; // ln C(n, j), built up from j = 0
+    let mut total = 0.0;
+    for j in 0..=n {
+        if j > 0 {
+            log_choose += ((n - j + 1) as f64).ln() - (j as f64).ln();
+        }
+        if j >= k {
+            total += (log_choose + j as f64 * ls + (n - j) as f64 * lf).exp();
+        }
+    }
+    total.min(1.0)
+}
+
+/// Eq. (10), read with the binomial's arguments the right way round: the
+/// probability that at least L of the N combinations of a first round
+/// arrive, each with probability 1 - p.
+pub fn decoding_probability(loss: f64, size: u32, sent: u32) -> f64 {
+    binomial_sf(size, sent, 1.0 - loss)
+}
+
+/// Eq. (11), read as python/ncmesh/models/honc.py reads it: the least B >= B'
+/// such that P(Binomial(B, P_b) >= B') >= P_th, each pair decoding in its first
+/// round with the probability P_b of eq. (10). Capped at `cap`.
+pub fn codec_pairs(b_ideal: u32, success: f64, p_th: f64, cap: u32) -> u32 {
+    let cap = cap.max(b_ideal);
+    (b_ideal..=cap).find(|&b| binomial_sf(b_ideal, b, success) >= p_th).unwrap_or(cap)
+}
+
+/// The smoothed estimate of eqs. (18)-(19): new = alpha old + (1 - alpha) sample.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ewma {
+    pub value: f64,
+    pub alpha: f64,
+}
+
+impl Ewma {
+    pub fn update(&mut self, sample: f64) {
+        self.value = self.alpha * self.value + (1.0 - self.alpha) * sample;
+    }
+}
+
+/// The bytes a real-payload frame carries for `packet`: a function of the
+/// flow and sequence number, so every node can check what it decodes. The
+/// symbol is the whole packet, padded with zeros to the block's largest.
+pub(crate) fn packet_bytes(packet: &Packet, symbol_bytes: usize, out: &mut [u8]) {
+    let seq = match &packet.body {
+        crate::packet::Body::Tcp(s) => s.seq,
+        _ => 0,
+    };
+    let len = (packet.bytes as usize).min(symbol_bytes);
+    out.fill(0);
+    let content = crate::tcpnc::payload_of(packet.flow as u64 ^ 0x484F_4E43, seq, len);
+    out[..len].copy_from_slice(&content);
+}
+
+/// A deadline that is only meaningful when set.
+pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_size_follows_eq_1() {
+        assert_eq!(block_size(1, 4), 4);
+        assert_eq!(block_size(4, 4), 4);
+        assert_eq!(block_size(7, 4), 7);
+    }
+
+    #[test]
+    fn first_round_rounds_r_l() {
+        let r = redundancy(0.35); // 6.15 for L = 4
+        assert_eq!(first_round(r, 4, Rounding::Ceil), 7);
+        assert_eq!(first_round(r, 4, Rounding::Floor), 6);
+        // R = 1.25, L = 4: exactly 5 either way despite floating point.
+        assert_eq!(first_round(redundancy(0.2), 4, Rounding::Ceil), 5);
+        assert_eq!(first_round(redundancy(0.2), 4, Rounding::Floor), 5);
+        assert_eq!(first_round(1.0, 4, Rounding::Floor), 4);
+    }
+
+    #[test]
+    fn eq_9_matches_hand_computation() {
+        // 1060-byte frames, L = 4, 1 Mbit/s: 33.92 ms per block; 200 ms of round trip: 6.9 -> 7.
+        assert_eq!(codec_pairs_ideal(0.1, 8480.0, 4, 1e6), 7);
+        // No propagation delay: one pair suffices.
+        assert_eq!(codec_pairs_ideal(0.0, 8480.0, 4, 1e6), 1);
+        // 2d exactly twice the block time: 3, not 4.
+        assert_eq!(codec_pairs_ideal(0.01, 1e4, 1, 1e6), 3);
+    }
+
+    #[test]
+    fn binomial_sf_agrees_with_direct_sums() {
+        // P(Bin(7, 0.65) >= 4) = 0.800 (computed term by term by hand: 0.2679+0.2985+0.1848+0.0490).
+        assert!((binomial_sf(4, 7, 0.65) - 0.8002).abs() < 1e-3);
+        assert!((binomial_sf(1, 3, 0.5) - 0.875).abs() < 1e-12);
+        assert_eq!(binomial_sf(0, 3, 0.1), 1.0);
+        assert_eq!(binomial_sf(4, 3, 0.9), 0.0);
+    }
+
+    #[test]
+    fn codec_pairs_grow_with_loss_and_equal_b_ideal_without_it() {
+        let lossless = decoding_probability(0.0, 4, 4);
+        assert_eq!(lossless, 1.0);
+        assert_eq!(codec_pairs(7, lossless, 0.8, 64), 7);
+        let mut last = 7;
+        for p in [0.1, 0.2, 0.35, 0.5] {
+            let n = first_round(redundancy(p), 4, Rounding::Floor);
+            let b = codec_pairs(7, decoding_probability(p, 4, n), 0.8, 64);
+            assert!(b >= last, "p {p}: {b} < {last}");
+            // The defining property: B pairs reach B' successes with P_th, B - 1 do not.
+            let pb = decoding_probability(p, 4, n);
+            assert!(binomial_sf(7, b, pb) >= 0.8 && (b == 7 || binomial_sf(7, b - 1, pb) < 0.8));
+            last = b;
+        }
+        assert!(last > 7);
+    }
+
+    #[test]
+    fn ewma_weights_the_old_value_by_alpha() {
+        let mut e = Ewma { value: 0.0, alpha: 0.875 };
+        e.update(1.0);
+        assert!((e.value - 0.125).abs() < 1e-12);
+        e.update(1.0);
+        assert!((e.value - (0.875 * 0.125 + 0.125)).abs() < 1e-12);
+    }
+}
