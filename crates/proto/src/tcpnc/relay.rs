@@ -21,6 +21,9 @@ struct FlowBuffer {
     /// Recoded combinations owed to the next hop, oldest first: the pivot of
     /// the innovative combination that earned them and how many.
     owed: VecDeque<(u64, f64)>,
+    /// The fraction of a transmission left over from paid debts, carried to
+    /// the next one so that R = 1.2 sends one extra combination in five.
+    carry: f64,
     mss: u32,
     /// Where the latest combination from upstream started: upstream will
     /// never again send anything below it.
@@ -86,6 +89,7 @@ impl Relay {
             meta_base: c.start,
             next,
             owed: VecDeque::new(),
+            carry: 0.0,
             mss: bytes.saturating_sub(header),
             upstream_start: c.start,
             acked: 0,
@@ -101,15 +105,20 @@ impl Relay {
             buffer.meta[slot as usize].get_or_insert(*m);
         }
         let innovative = buffer.decoder.consume(c.start, &c.coefficients, &c.payload).unwrap_or(Received::NotInnovative) == Received::Innovative;
-        if innovative {
-            let r = self.redundancy.get(&next).copied().unwrap_or(1.0);
-            // A full relay buffer drops the oldest debt: those packets are
-            // the likeliest to be covered by later combinations.
-            if buffer.owed.len() >= self.params.relay_queue as usize {
-                buffer.owed.pop_front();
-            }
-            buffer.owed.push_back((buffer.decoder.last_pivot(), r));
+        // An innovative combination earns R transmissions on the next link.
+        // One that is not innovative here earns a single one: upstream sends
+        // such redundancy when the sink is short (a TCP retransmission is
+        // the sign), and a relay that already holds everything must pass the
+        // need on, or the sink's shortfall would never close.
+        let r = if innovative { self.redundancy.get(&next).copied().unwrap_or(1.0) } else { 1.0 };
+        // A full relay buffer drops the oldest debt: those packets are
+        // the likeliest to be covered by later combinations.
+        if buffer.owed.len() >= self.params.relay_queue as usize {
+            buffer.owed.pop_front();
         }
+        let credit = r + std::mem::take(&mut buffer.carry);
+        let pivot = if innovative { buffer.decoder.last_pivot() } else { buffer.owed.back().map_or(buffer.decoder.last_pivot(), |d| d.0) };
+        buffer.owed.push_back((pivot, credit));
     }
 
     /// Notes an ACK of the flow passing this node, in either direction of
@@ -131,10 +140,10 @@ impl Relay {
         // Spend one transmission; a fractional remainder carries to the next debt.
         *credit -= 1.0;
         if *credit < 1.0 {
-            let rest = *credit;
+            b.carry += credit.max(0.0);
             b.owed.pop_front();
             if let Some(next) = b.owed.front_mut() {
-                next.1 += rest.max(0.0);
+                next.1 += std::mem::take(&mut b.carry);
             }
         }
         let start = b.decoder.recode(self.rng.next_u64(), limit, &mut coefficients, &mut payload).ok()??;
