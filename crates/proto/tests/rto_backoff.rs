@@ -113,3 +113,30 @@ fn consecutive_timeouts_in_a_blackout_double_the_interval() {
     assert!(p.sender.snd_una() > 0 && p.sender.rto() < Duration::from_secs(1));
     assert_eq!(p.sender.stats().fast_retransmits, 0);
 }
+
+/// With `reset_backoff_on_new_ack` (ns-3's behaviour), the ACK of a
+/// retransmission ends the backoff even though Karn's rule gives no sample.
+#[test]
+fn ns3_style_reset_drops_the_backoff_on_a_new_ack() {
+    use ncmesh_proto::tcp::{Segment, TcpConfig, TcpSender};
+    use ncmesh_proto::{Duration, Instant};
+    for reset in [false, true] {
+        let config = TcpConfig { reset_backoff_on_new_ack: reset, initial_cwnd: 1, ..TcpConfig::default() };
+        let mut s = TcpSender::new(&config, Instant::ZERO);
+        s.push(10_000);
+        let first = s.poll_transmit(Instant::ZERO).unwrap();
+        // Two timeouts back the timer off to 4 x 1 s.
+        let mut now = s.poll_timeout().unwrap();
+        s.handle_timeout(now);
+        while s.poll_transmit(now).is_some() {}
+        now = s.poll_timeout().unwrap();
+        s.handle_timeout(now);
+        while s.poll_transmit(now).is_some() {}
+        assert_eq!(s.rto(), Duration::from_secs(4));
+        // The ACK covers only the retransmitted segment: no RTT sample.
+        now += Duration::from_millis(100);
+        s.handle_ack(now, &Segment::ack(first.end(), 100_000));
+        let expected = if reset { Duration::from_secs(1) } else { Duration::from_secs(4) };
+        assert_eq!(s.rto(), expected, "reset = {reset}");
+    }
+}

@@ -128,3 +128,37 @@ fn messages_read_as_file_line_key() {
     let e = load(&edit("dst = 3", "dst = 7"), &[]).unwrap_err().to_string();
     assert_eq!(e, "test.toml:19: flows[0].dst: no node 7; expected one of the labels in `nodes`");
 }
+
+mod never_panics {
+    use super::GOOD;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Arbitrary text is refused or accepted, never a panic.
+        #[test]
+        fn arbitrary_text(text in "\\PC{0,400}") {
+            let _ = super::common::load(&text, &[]);
+        }
+
+        /// A valid scenario with one line changed to arbitrary text.
+        #[test]
+        fn one_line_changed(line in 0usize..22, replacement in "[a-z_\\[\\]=.\" 0-9-]{0,30}") {
+            let mut lines: Vec<&str> = GOOD.lines().collect();
+            if line < lines.len() {
+                lines[line] = &replacement;
+            }
+            if let Ok(s) = super::common::load(&lines.join("\n"), &[]) {
+                let _ = ncmesh_sim::Simulation::new(&s);
+            }
+        }
+
+        /// Any override of any key with any small value.
+        #[test]
+        fn arbitrary_override(key in "(duration|seed|links\\.[0-2]\\.(loss|queue|capacity|delay)|flows\\.0\\.(src|dst|count|start|stop)|tcp\\.(mss|rcv_window|variant))", value in "[0-9.\"a-z-]{0,8}") {
+            if let Ok(s) = super::common::load(GOOD, &[(&key, &value)]) {
+                let _ = ncmesh_sim::Simulation::new(&s);
+            }
+        }
+    }
+}

@@ -134,6 +134,11 @@ pub struct TcpConfig {
     pub initial_rto: Duration,
     /// Duplicate ACKs that trigger fast retransmit.
     pub dupthresh: u32,
+    /// Drop the timer's exponential backoff on any ACK of new data, as ns-3
+    /// does, instead of keeping it until an unambiguous RTT sample (Karn's
+    /// rule as RFC 6298 section 5 reads, and ns-2). Matters where most ACKs
+    /// cover retransmissions: heavy loss, and coded transports.
+    pub reset_backoff_on_new_ack: bool,
     pub vegas: VegasParams,
     pub cubic: CubicParams,
 }
@@ -155,6 +160,7 @@ impl Default for TcpConfig {
             max_rto: Duration::from_secs(60),
             initial_rto: Duration::from_secs(1),
             dupthresh: 3,
+            reset_backoff_on_new_ack: false,
             vegas: VegasParams::default(),
             cubic: CubicParams::default(),
         }

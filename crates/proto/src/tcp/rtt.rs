@@ -51,6 +51,11 @@ impl RttEstimator {
         self.backoff = 0;
     }
 
+    /// Forgets the backoff without a sample (see `TcpConfig::reset_backoff_on_new_ack`).
+    pub fn clear_backoff(&mut self) {
+        self.backoff = 0;
+    }
+
     pub fn on_timeout(&mut self) {
         self.backoff = self.backoff.saturating_add(1);
     }

@@ -52,6 +52,7 @@ pub struct TcpSender {
     pub(crate) dupthresh: u32,
     pub(crate) recovery: Recovery,
     timestamps: bool,
+    reset_backoff_on_new_ack: bool,
     pub(crate) w: Window,
     pub(crate) cc: Box<dyn CongestionControl>,
     pub(crate) rtt: RttEstimator,
@@ -95,6 +96,7 @@ impl TcpSender {
             dupthresh: config.dupthresh.max(1),
             recovery: config.variant.recovery(config.sack),
             timestamps: config.timestamps,
+            reset_backoff_on_new_ack: config.reset_backoff_on_new_ack,
             w: Window { cwnd, ssthresh, mss },
             cc: new_control(config),
             rtt: RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto),
@@ -190,6 +192,8 @@ impl TcpSender {
             self.rtt.on_sample(r);
             self.cc.on_rtt_sample(now, r);
             self.stats.rtt_samples += 1;
+        } else if self.reset_backoff_on_new_ack {
+            self.rtt.clear_backoff();
         }
 
         let mut restart_timer = true;

@@ -4,6 +4,7 @@
 use super::load::{Invalid, KeyPath};
 use super::{AppKind, GilbertElliottSpec, ScenarioSpec};
 use crate::routing::Topology;
+use ncmesh_proto::honc::HoncParams;
 use ncmesh_proto::tcp::TcpConfig;
 use std::collections::HashSet;
 
@@ -98,8 +99,8 @@ pub(crate) fn validate(spec: &ScenarioSpec) -> Check {
         if flow.src == flow.dst {
             return fail(at.key("dst"), "a flow needs a destination other than its source");
         }
-        if flow.count == 0 {
-            return fail(at.key("count"), "expected at least 1");
+        if flow.count == 0 || flow.count > 100_000 {
+            return fail(at.key("count"), format!("expected 1 to 100000 flows, found {}", flow.count));
         }
         if flow.start.0 >= duration {
             return fail(at.key("start"), format!("the flow starts at or after the end of the run ({duration})"));
@@ -162,8 +163,11 @@ pub(crate) fn validate(spec: &ScenarioSpec) -> Check {
         return fail(nc_at.key("relay_queue"), "expected at least 1 packet");
     }
 
-    if spec.probes.interval.0.as_nanos() == 0 {
-        return fail(root.key("probes").key("interval"), "expected a positive interval");
+    honc(root.key("coding").key("honc"), &spec.coding.honc)?;
+
+    let samples = duration.as_nanos() / spec.probes.interval.0.as_nanos().max(1);
+    if spec.probes.interval.0.as_nanos() == 0 || samples > 10_000_000 {
+        return fail(root.key("probes").key("interval"), format!("expected a positive interval giving at most 10 million samples over the run, found {samples}"));
     }
     if let super::QueueProbe::Links(links) = &spec.probes.queues {
         for (j, [a, b]) in links.iter().enumerate() {
@@ -171,6 +175,38 @@ pub(crate) fn validate(spec: &ScenarioSpec) -> Check {
                 return fail(root.key("probes").key("queues").index(j), format!("nodes {a} and {b} are not linked"));
             }
         }
+    }
+    Ok(())
+}
+
+fn honc(at: KeyPath, h: &HoncParams) -> Check {
+    if !(1..=255).contains(&h.l) {
+        return fail(at.key("l"), format!("expected a block size l in 1..=255, found {}", h.l));
+    }
+    if !(h.p_th > 0.0 && h.p_th < 1.0) {
+        return fail(at.key("p_th"), format!("expected P_th in (0, 1), found {}", h.p_th));
+    }
+    if !(0.0..1.0).contains(&h.alpha) {
+        return fail(at.key("alpha"), format!("expected alpha in [0, 1), found {}", h.alpha));
+    }
+    if let Some(p) = h.fixed_loss {
+        if !(0.0..=0.99).contains(&p) {
+            return fail(at.key("fixed_loss"), format!("expected a loss rate in [0, 0.99], found {p}"));
+        }
+    }
+    if let Some(d) = h.fixed_delay {
+        if !(0.0..=60.0).contains(&d) {
+            return fail(at.key("fixed_delay"), format!("expected a delay in [0, 60] seconds, found {d}"));
+        }
+    }
+    if h.spoof_window == 0 {
+        return fail(at.key("spoof_window"), "expected at least 1 packet");
+    }
+    if !(0.0..=60.0).contains(&h.flush_after) {
+        return fail(at.key("flush_after"), format!("expected [0, 60] seconds, found {}", h.flush_after));
+    }
+    if !(1..=4096).contains(&h.max_codec_pairs) {
+        return fail(at.key("max_codec_pairs"), format!("expected 1..=4096, found {}", h.max_codec_pairs));
     }
     Ok(())
 }
