@@ -102,6 +102,28 @@ def schema(out: Annotated[Optional[Path], typer.Option(help="Write to this file 
         write_text_atomically(out, text)
 
 
+def timed_run(simulation, describe: dict, as_json: bool) -> None:
+    """Runs a loaded simulation to its end and reports speed and peak memory."""
+    import resource
+
+    started = time.perf_counter()
+    simulation.run_until(simulation.duration_s)
+    wall = time.perf_counter() - started
+    report = {
+        **describe,
+        "events": simulation.events,
+        "events_per_s": simulation.events / wall,
+        "wall_s": wall,
+        "sim_time_s": simulation.now_s,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+    if as_json:
+        print(json.dumps(report))
+    else:
+        console.print(f"{report['events']:,} events in {wall:.2f} s ({report['events_per_s'] / 1e6:.2f} M events/s) "
+                      f"for {report['sim_time_s']:,.0f} simulated s; peak RSS {report['peak_rss_bytes'] / 2**20:.0f} MiB")
+
+
 @bench_app.command("sim")
 def bench_sim(
     loss: Annotated[float, typer.Option(min=0.0, max=0.99, help="Loss on each wireless hop.")] = 0.0,
@@ -110,30 +132,11 @@ def bench_sim(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Events per second on the seed 000 single path with 4 TCP flows."""
-    import resource
-
     try:
         simulation = load(scenario_path("honc-single-path"), overrides={"duration": duration, "link_class.wireless.loss": loss, "tcp.variant": variant})
     except ScenarioError as e:
         raise fail(str(e)) from None
-    started = time.perf_counter()
-    simulation.run_until(duration)
-    wall = time.perf_counter() - started
-    events = simulation.events
-    report = {
-        "scenario": "honc-single-path",
-        "loss": loss,
-        "events": events,
-        "events_per_s": events / wall,
-        "wall_s": wall,
-        "sim_time_s": simulation.now_s,
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-    }
-    if as_json:
-        print(json.dumps(report))
-    else:
-        console.print(f"{events:,} events in {wall:.2f} s: {events / wall / 1e6:.2f} M events/s; "
-                      f"peak RSS {report['peak_rss_bytes'] / 2**20:.0f} MiB")
+    timed_run(simulation, {"scenario": "honc-single-path", "loss": loss}, as_json)
 
 
 @bench_app.command("grid")
@@ -144,28 +147,9 @@ def bench_grid(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Time and memory of a large mesh: a size x size grid with many flows."""
-    import resource
-
     from .experiments.grid import grid_scenario
 
-    simulation = load(grid_scenario(size, size, flows, duration))
-    started = time.perf_counter()
-    simulation.run_until(duration)
-    wall = time.perf_counter() - started
-    report = {
-        "nodes": size * size,
-        "flows": flows,
-        "events": simulation.events,
-        "events_per_s": simulation.events / wall,
-        "wall_s": wall,
-        "sim_time_s": simulation.now_s,
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-    }
-    if as_json:
-        print(json.dumps(report))
-    else:
-        console.print(f"{size * size} nodes, {flows} flows, {duration:,.0f} s: {report['events']:,} events in {wall:.2f} s "
-                      f"({report['events_per_s'] / 1e6:.2f} M events/s); peak RSS {report['peak_rss_bytes'] / 2**20:.0f} MiB")
+    timed_run(load(grid_scenario(size, size, flows, duration)), {"nodes": size * size, "flows": flows}, as_json)
 
 
 @app.command()
@@ -236,6 +220,47 @@ def codec_demo_command(
         console.print("[bold red]verification FAILED: decoded file differs[/]")
         raise typer.Exit(1)
     console.print("[bold green]decoded file verified (SHA-256 identical)[/]")
+
+
+
+@app.command("sweep")
+def sweep_command(
+    sweep_file: Annotated[Path, typer.Argument(metavar="SWEEP.toml", help="Sweep file: base scenario, axes, seeds, metrics.")],
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel runs (default: all cores; with --dask local, workers).")] = None,
+    dask: Annotated[Optional[str], typer.Option(help="Run on a Dask cluster: a scheduler address, or 'local' for a LocalCluster.")] = None,
+    db: Annotated[Path, typer.Option(help="Results store (SQLite); time series go beside it in DB-STEM.runs/.")] = Path("results.sqlite"),
+    rerun: Annotated[bool, typer.Option(help="Run again what the store already holds (default: skip it).")] = False,
+    threads: Annotated[bool, typer.Option(help="Local threads instead of worker processes.")] = False,
+) -> None:
+    """Run a parameter sweep into a results store; an interrupted sweep resumes where it stopped."""
+    from .sweep import cli_sweep
+
+    cli_sweep(sweep_file, jobs=jobs, dask=dask, db=db, rerun=rerun, threads=threads, fail=fail)
+
+
+@app.command("results")
+def results_command(
+    db: Annotated[Path, typer.Argument(help="Results store written by ncmesh sweep.")],
+    where: Annotated[Optional[str], typer.Option(help="SQL condition over the columns, e.g. \"status = 'ok' AND seed = 1\".")] = None,
+    format: Annotated[str, typer.Option(help="csv, parquet or json.")] = "csv",
+    out: Annotated[Optional[Path], typer.Option(help="Output file (default: standard output; required for parquet).")] = None,
+) -> None:
+    """Export the runs of a results store as a table, one row per run."""
+    from .results import cli_export
+
+    cli_export(db, where=where, format=format, out=out, fail=fail)
+
+
+@app.command("report")
+def report_command(
+    db: Annotated[Path, typer.Argument(help="Results store written by ncmesh sweep.")],
+    out: Annotated[Path, typer.Option(help="HTML file to write.")] = Path("report.html"),
+    run: Annotated[Optional[str], typer.Option("--run", help="Key (or key prefix) of the run whose time series to plot; default the first.")] = None,
+) -> None:
+    """Write one self-contained HTML page: metrics against each axis with 95% CIs, time series, the table of runs."""
+    from .report import cli_report
+
+    cli_report(db, out=out, run=run, fail=fail)
 
 
 if __name__ == "__main__":

@@ -8,16 +8,20 @@ use ncmesh_codec::Field;
 use proptest::prelude::*;
 use std::collections::VecDeque;
 
-fn run(q: u32, symbol_bytes: usize, packets: usize, loss: f64, ack_delay: usize, seed: u64) -> Vec<Vec<u8>> {
-    let f = Field::new(q).unwrap();
-    let mut rng = SplitMix64::new(seed);
-    let data: Vec<Vec<u8>> = (0..packets)
+fn random_packets(rng: &mut SplitMix64, packets: usize, symbol_bytes: usize) -> Vec<Vec<u8>> {
+    (0..packets)
         .map(|_| {
             let mut v = vec![0; symbol_bytes];
             rng.fill_bytes(&mut v);
             v
         })
-        .collect();
+        .collect()
+}
+
+fn run(q: u32, symbol_bytes: usize, packets: usize, loss: f64, ack_delay: usize, seed: u64) -> Vec<Vec<u8>> {
+    let f = Field::new(q).unwrap();
+    let mut rng = SplitMix64::new(seed);
+    let data = random_packets(&mut rng, packets, symbol_bytes);
     let mut tx = SlidingEncoder::new(f, symbol_bytes).unwrap();
     let mut rx = SlidingDecoder::new(f, symbol_bytes).unwrap();
     let mut acks: VecDeque<u64> = VecDeque::new();
@@ -97,13 +101,7 @@ fn hostile_sequence_numbers_are_refused() {
 fn relay_run(q: u32, symbol_bytes: usize, packets: usize, loss: f64, seed: u64) {
     let f = Field::new(q).unwrap();
     let mut rng = SplitMix64::new(seed);
-    let data: Vec<Vec<u8>> = (0..packets)
-        .map(|_| {
-            let mut v = vec![0; symbol_bytes];
-            rng.fill_bytes(&mut v);
-            v
-        })
-        .collect();
+    let data = random_packets(&mut rng, packets, symbol_bytes);
     let mut tx = SlidingEncoder::new(f, symbol_bytes).unwrap();
     let mut relay = SlidingDecoder::new(f, symbol_bytes).unwrap();
     let mut rx = SlidingDecoder::new(f, symbol_bytes).unwrap();
