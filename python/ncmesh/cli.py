@@ -24,6 +24,8 @@ console = Console()
 app.add_typer(models_cli.app, name="model")
 bench_app = typer.Typer(no_args_is_help=True, help="Measure speed.")
 app.add_typer(bench_app, name="bench")
+reproduce_app = typer.Typer(no_args_is_help=True, help="Reproduce a seed paper's figures against the simulator.")
+app.add_typer(reproduce_app, name="reproduce")
 err = Console(stderr=True)
 
 
@@ -175,6 +177,38 @@ def demo(
     console.print(shown)
     write_text_atomically(out / "tcp-vs-loss.csv", table.to_csv(index=False))
     for path in tcp_loss.plot(table, out):
+        console.print(f"wrote {path}")
+
+
+@reproduce_app.command("zhang2014")
+def reproduce_zhang2014(
+    quick: Annotated[bool, typer.Option(help="2 seeds of 2000 s instead of 5 of 10000 s.")] = False,
+    out: Annotated[Path, typer.Option(help="Directory for the tables and figures.")] = Path("zhang2014-out"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with the rows.")] = False,
+) -> None:
+    """Seed 002: the TCP-NC Markov model, Kim and Abouzeid against simulated TCP/NC on Reno."""
+    from rich.progress import Progress
+
+    from .experiments import zhang2014
+
+    with Progress(console=err, transient=True, disable=as_json) as bar:
+        task = bar.add_task("simulating", total=zhang2014.tasks(quick))
+        result = zhang2014.reproduce(quick, out, on_done=lambda: bar.advance(task))
+    table, shares = result["table"], result["fairness"]
+    if as_json:
+        print(json.dumps({"rows": zhang2014.rows_json(table), "fairness": zhang2014.rows_json(shares)}))
+        return
+    shown = Table(title="TCP-NC on Reno, four-hop tandem: simulation against the Markov model (packets/s, packets)")
+    for column in ("erasure", "CW_max", "simulated", "Markov", "error", "Kim", "Abouzeid", "sim cwnd", "model cwnd", "error"):
+        shown.add_column(column, justify="right")
+    for r in table.itertuples():
+        shown.add_row(f"{r.erasure:.2f}", str(r.cwmax), f"{r.sim_throughput:.2f}", f"{r.markov_throughput:.2f}", f"{r.throughput_error:+.0%}",
+                      f"{r.kim_throughput:.2f}", f"{r.abouzeid_throughput:.2f}", f"{r.sim_cwnd:.1f}", f"{r.markov_cwnd:.1f}", f"{r.cwnd_error:+.0%}")
+    console.print(shown)
+    for r in shares.itertuples():
+        console.print(f"R = {r.R:.4f} ({r.redundancy}): TCP-NC / TCP-Reno throughput = {r.nc_to_reno_ratio:.3f}")
+    console.print("paper (sec. 5.6): R = 1.015 gives 1.415, R = 1/(1-p) = 1.064 gives 4.963")
+    for path in result["figures"]:
         console.print(f"wrote {path}")
 
 

@@ -5,6 +5,7 @@
 //! endpoint with `handle_*` calls and drains it with `poll_*` calls, passing
 //! the current [`time::Instant`] every time.
 
+pub mod honc;
 pub mod packet;
 pub mod tcp;
 pub mod tcpnc;

@@ -31,6 +31,8 @@ pub enum Body {
     Udp { payload: u32, sent_at: Instant },
     /// TCP/NC: a random linear combination of one flow's segments.
     Combination(Box<Combination>),
+    /// TCP-HONC: a link-local frame (a coded block member or an ACK-NCB); never routed.
+    Honc(Box<crate::honc::Frame>),
 }
 
 /// IPv4 and UDP headers.

@@ -16,6 +16,10 @@ pub struct FlowSummary {
     /// completion for a sized transfer.
     pub goodput_bps: f64,
     pub delivered_bytes: u64,
+    /// Bytes the TCP sender saw acknowledged (its `snd_una`): what TCP
+    /// believes it delivered. Coded transports acknowledge what the sink has
+    /// seen, which can run ahead of what it has decoded.
+    pub acked_bytes: u64,
     /// End-to-end delay of delivered data, from its first transmission to its in-order delivery.
     pub delay_mean_s: f64,
     pub delay_std_s: f64,

@@ -137,6 +137,7 @@ impl Simulation {
                 let (_, to) = topology.channels[c];
                 let loss = match link.gilbert_elliott {
                     Some(g) => LossModel::GilbertElliott { p_good_to_bad: g.p_good_to_bad, p_bad_to_good: g.p_bad_to_good, loss_good: g.loss_good, loss_bad: g.loss_bad, bad: false },
+                    None if side == 1 => LossModel::Bernoulli { p: link.reverse_loss.unwrap_or(link.loss) },
                     None => LossModel::Bernoulli { p: link.loss },
                 };
                 let rng = Rng::stream(seed, Purpose::LinkLoss, c as u64);
@@ -639,9 +640,9 @@ impl Simulation {
                 }
                 let until = flow.completed.unwrap_or(flow.stop.min(end));
                 let active = until.saturating_since(flow.start).as_secs_f64();
-                let (retransmits, timeouts) = match &flow.endpoints {
-                    Endpoints::Tcp { sender, .. } => (sender.stats().retransmits, sender.stats().timeouts),
-                    Endpoints::Udp { .. } => (0, 0),
+                let (retransmits, timeouts, acked_bytes) = match &flow.endpoints {
+                    Endpoints::Tcp { sender, .. } => (sender.stats().retransmits, sender.stats().timeouts, sender.snd_una()),
+                    Endpoints::Udp { .. } => (0, 0, flow.delivered),
                 };
                 FlowSummary {
                     id: f as u32 + 1,
@@ -650,6 +651,7 @@ impl Simulation {
                     app: app_name(flow.app),
                     goodput_bps: if active > 0.0 { flow.delivered as f64 * 8.0 / active } else { 0.0 },
                     delivered_bytes: flow.delivered,
+                    acked_bytes,
                     delay_mean_s: flow.delay.mean(),
                     delay_std_s: flow.delay.std(),
                     delay_p50_s: flow.delay_histogram.quantile(0.5),
@@ -702,8 +704,9 @@ fn host_layers(spec: &ScenarioSpec, topology: &Topology, channels: &[PointToPoin
         return [None, None];
     }
     let params = &spec.coding.tcpnc;
-    let redundancy = match spec.coding.scheme {
-        Scheme::None => return [None, None],
+    let redundancy = match flow.coding.unwrap_or(spec.coding.scheme) {
+        // TCP-HONC runs per hop only; its ingress node speaks to TCP itself.
+        Scheme::None | Scheme::Honc => return [None, None],
         // Per hop, the relays add the redundancy; the source codes at R = 1.
         Scheme::TcpNcHopByHop => 1.0,
         Scheme::TcpNcEndToEnd => {
@@ -740,6 +743,30 @@ fn hop_layers(spec: &ScenarioSpec, topology: &Topology, channels: &[PointToPoint
                     .collect();
                 let layer_seed = Rng::stream(seed, Purpose::Coding, (1 << 32) + node as u64).next_u64();
                 Some(Box::new(Relay::new(params, redundancy, layer_seed)) as Box<dyn HopLayer>)
+            })
+            .collect(),
+        Scheme::Honc => (0..n)
+            .map(|node| {
+                let params = &spec.coding.honc;
+                // Link i of the scenario gives channels 2i and 2i + 1, both with its parameters.
+                let links = topology.out[node]
+                    .iter()
+                    .map(|&(next, c)| {
+                        let link = &spec.links[c as usize / 2];
+                        ncmesh_proto::honc::LinkInfo {
+                            neighbour: next,
+                            wireless: link.class.as_deref() == Some(params.wireless_class.as_str()),
+                            capacity_bps: link.capacity.0,
+                            delay: link.delay.0,
+                            loss: channels[c as usize].loss_rate(),
+                            queue: link.queue,
+                        }
+                    })
+                    .collect();
+                // Flows are numbered in scenario order, `count` per entry, as `Simulation::new` does.
+                let local = spec.flows.iter().flat_map(|f| std::iter::repeat_n(f.dst, f.count as usize)).enumerate().filter(|&(_, dst)| topology.index[&dst] as usize == node).map(|(f, _)| f as u32);
+                let layer_seed = Rng::stream(seed, Purpose::Coding, (2 << 32) + node as u64).next_u64();
+                Some(Box::new(ncmesh_proto::honc::HoncNode::new(params, links, local, layer_seed)) as Box<dyn HopLayer>)
             })
             .collect(),
     }

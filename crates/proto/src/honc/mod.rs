@@ -19,7 +19,7 @@
 mod node;
 mod path;
 
-pub use node::{HoncNode, LinkInfo, NodeStats};
+pub use node::{HoncNode, LinkInfo, NodeStats, LINK_LOCAL_FLOW};
 pub use path::{path_cost, select_next_hop, PathCosts};
 
 use crate::packet::Packet;
@@ -34,10 +34,13 @@ use std::sync::Arc;
 /// frame is the largest member plus this.
 pub const FRAME_HEADER_BYTES: u32 = 20;
 
-/// Bytes of an ACK-NCB without path costs: the header, block index and rank
-/// (5), frames received and newest hop sequence seen (8), hold time (4),
-/// downstream backlog (4), estimated propagation delay (4).
-pub const ACK_BYTES: u32 = FRAME_HEADER_BYTES + 25;
+/// Bytes of an ACK-NCB without stalled blocks or path costs: the header,
+/// block index and rank (5), frames received and newest hop sequence seen
+/// (8), hold time (4), downstream backlog (4), cumulative acknowledgement (8).
+pub const ACK_BYTES: u32 = FRAME_HEADER_BYTES + 29;
+
+/// Bytes per stalled block reported: index (4) and rank (1).
+pub const STALLED_BYTES: u32 = 5;
 
 /// Bytes per piggybacked path cost: flow (4) and cost (4).
 pub const COST_BYTES: u32 = 8;
@@ -80,10 +83,17 @@ pub struct AckNcb {
     /// How long the newest frame had been held when this ACK left: the
     /// sender subtracts it from the round trip to estimate the delay.
     pub hold: Duration,
-    /// Sum over the receiver's other hops of Q_e + Q_s (the left side of eq. 12).
+    /// Sum over the receiver's other hops of Q_e + Q_s (the left side of eq. 12),
+    /// before the packets of a block this ACK-NCB reports decoded joined them.
     pub backlog: u32,
-    /// The receiver's estimate of the propagation delay d, seconds (Alg. 1).
-    pub delay: f64,
+    /// Cumulative acknowledgement, so that one lost ACK-NCB does not hold a
+    /// codec pair until the sender's timeout: every block below
+    /// `finished_below` is decoded, and so is `finished_below + 1 + k` for
+    /// each bit k of `finished_mask`.
+    pub finished_below: u32,
+    pub finished_mask: u32,
+    /// Rank of every other block whose Receiving Timer has expired.
+    pub stalled: Vec<(u32, u8)>,
     /// C_n^s of eq. (17) for the flows the receiver forwards.
     pub costs: Vec<(u32, f64)>,
 }
@@ -92,10 +102,10 @@ pub struct AckNcb {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Rounding {
-    /// ceil(R L), as the text of section 4.1 and the brief read.
-    #[default]
+    /// ceil(R L), one reading of the brackets of section 4.1.
     Ceil,
     /// floor(R L), as Alg. 1, Alg. 2 and eq. (10) print it.
+    #[default]
     Floor,
 }
 
@@ -104,9 +114,9 @@ pub enum Rounding {
 #[serde(rename_all = "lowercase")]
 pub enum Retransmit {
     /// N - r, with N the first round (Alg. 2 step 5b, as printed).
-    #[default]
     Paper,
-    /// round(R (L - r)): the missing rank with the hop's redundancy.
+    /// round(R (L - r)), at least L - r: the missing rank with the hop's redundancy.
+    #[default]
     Deficit,
 }
 
@@ -151,8 +161,8 @@ impl Default for HoncParams {
             fixed_loss: None,
             fixed_delay: None,
             real_payloads: false,
-            rounding: Rounding::Ceil,
-            retransmit: Retransmit::Paper,
+            rounding: Rounding::Floor,
+            retransmit: Retransmit::Deficit,
             spoof_window: 8,
             flush_after: 0.2,
             max_codec_pairs: 64,

@@ -14,6 +14,7 @@ pub use load::{Scenario, ScenarioError, Source};
 pub use units::{Rate, Seconds};
 
 use ncmesh_proto::tcp::TcpConfig;
+use ncmesh_proto::honc::HoncParams;
 use ncmesh_proto::tcpnc::TcpNcParams;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,8 @@ pub struct CodingSpec {
     pub scheme: Scheme,
     #[serde(default)]
     pub tcpnc: TcpNcParams,
+    #[serde(default)]
+    pub honc: HoncParams,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -79,6 +82,9 @@ pub enum Scheme {
     /// TCP/NC with recoding at every node.
     #[serde(rename = "tcpnc-hbh")]
     TcpNcHopByHop,
+    /// TCP-HONC (seed 000): block coding per wireless hop, hop-by-hop ACK-NCBs, spoofed TCP ACKs.
+    #[serde(rename = "honc")]
+    Honc,
 }
 
 fn default_seed() -> u64 {
@@ -93,6 +99,8 @@ pub struct LinkClass {
     pub delay: Option<Seconds>,
     /// Bernoulli loss probability per packet, in [0, 1).
     pub loss: Option<f64>,
+    /// Loss from the second node of `between` to the first, when it differs.
+    pub reverse_loss: Option<f64>,
     pub gilbert_elliott: Option<GilbertElliottSpec>,
     /// Output queue size in packets, per direction.
     pub queue: Option<u32>,
@@ -113,6 +121,9 @@ pub struct LinkSpec {
     /// Bernoulli loss probability per packet, in [0, 1). Ignored when `gilbert_elliott` is set.
     #[serde(default)]
     pub loss: f64,
+    /// Loss from the second node of `between` to the first; `loss` when absent.
+    #[serde(default)]
+    pub reverse_loss: Option<f64>,
     /// Bursty loss instead of Bernoulli.
     #[serde(default)]
     pub gilbert_elliott: Option<GilbertElliottSpec>,
@@ -201,6 +212,10 @@ pub struct FlowSpec {
     /// This flow's TCP parameters: the scenario's `[tcp]` with these keys overridden.
     #[serde(default)]
     pub tcp: TcpConfig,
+    /// This flow's end-to-end coding, instead of `coding.scheme`: "none" or
+    /// "tcpnc-e2e" (schemes that code per hop apply to every flow).
+    #[serde(default)]
+    pub coding: Option<Scheme>,
 }
 
 fn one_u32() -> u32 {

@@ -2,7 +2,7 @@
 //! every flow has a route both ways.
 
 use super::load::{Invalid, KeyPath};
-use super::{AppKind, GilbertElliottSpec, ScenarioSpec};
+use super::{AppKind, GilbertElliottSpec, ScenarioSpec, Scheme};
 use crate::routing::Topology;
 use ncmesh_proto::honc::HoncParams;
 use ncmesh_proto::tcp::TcpConfig;
@@ -55,6 +55,9 @@ pub(crate) fn validate(spec: &ScenarioSpec) -> Check {
             return fail(at.key("between"), format!("nodes {a} and {b} are already linked"));
         }
         probability(at.key("loss"), link.loss, false)?;
+        if let Some(p) = link.reverse_loss {
+            probability(at.key("reverse_loss"), p, false)?;
+        }
         if let Some(ge) = &link.gilbert_elliott {
             let GilbertElliottSpec { p_good_to_bad, p_bad_to_good, loss_good, loss_bad } = *ge;
             let ge_at = at.key("gilbert_elliott");
@@ -118,6 +121,12 @@ pub(crate) fn validate(spec: &ScenarioSpec) -> Check {
             _ => {}
         }
         tcp(at.key("tcp"), &flow.tcp)?;
+        if let Some(scheme) = flow.coding {
+            let end_to_end = |s: Scheme| matches!(s, Scheme::None | Scheme::TcpNcEndToEnd);
+            if !(end_to_end(scheme) && end_to_end(spec.coding.scheme)) && scheme != spec.coding.scheme {
+                return fail(at.key("coding"), format!("only end-to-end schemes (\"none\", \"tcpnc-e2e\") can differ per flow; coding.scheme is {:?}", spec.coding.scheme));
+            }
+        }
         let (src, dst) = (topology.index[&flow.src], topology.index[&flow.dst]);
         let pinned = match &flow.path {
             Some(path) => {
