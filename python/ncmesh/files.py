@@ -19,6 +19,10 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[Path], None]
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    # mkstemp makes the file private; a result file gets the usual permissions.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp_path, 0o666 & ~umask)
     try:
         write(tmp_path)
         with open(tmp_path, "rb") as f:
