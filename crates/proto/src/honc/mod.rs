@@ -5,12 +5,13 @@
 //!
 //! Every wireless hop (m, n) runs several *codec pairs*: node m picks L_mn
 //! packets uniformly from its per-flow buffers for n (eq. 1), sends
-//! ceil(R_mn L_mn) random linear combinations over GF(2^8) (eq. 2), and keeps
-//! the block until n's ACK-NCB says it decoded it; an ACK-NCB with rank r < L
-//! buys the missing combinations. How many pairs run at once follows eqs.
-//! (9)-(11); when a new block may start, conditions (12)-(15). Node n decodes,
-//! puts each flow back in sequence, and hands the packets to IP, which
-//! forwards them to the next hop, where the same happens again. The node
+//! [R_mn L_mn] random linear combinations over GF(2^8) (eq. 2; floor or
+//! ceiling, see [`Rounding`]), and keeps the block until n's ACK-NCB says it
+//! decoded it; an ACK-NCB with rank r < L buys the missing combinations. How
+//! many pairs run at once follows eqs. (9)-(11); when a new block may start,
+//! conditions (12)-(15). Node n decodes and hands the packets to IP, which
+//! forwards them to the next hop, where the same happens again; where a flow
+//! leaves the coded region it is put back in sequence first. The node
 //! where a flow enters the coded region spoofs TCP ACKs to the sender
 //! (Fig. 4); the node where it leaves swallows the real ones. See
 //! `docs/protocols/honc.md` for the equations, the readings of the garbled
@@ -163,7 +164,7 @@ impl Default for HoncParams {
             real_payloads: false,
             rounding: Rounding::Floor,
             retransmit: Retransmit::Deficit,
-            spoof_window: 8,
+            spoof_window: 4,
             flush_after: 0.2,
             max_codec_pairs: 64,
             wireless_class: "wireless".to_string(),
@@ -241,7 +242,9 @@ pub fn decoding_probability(loss: f64, size: u32, sent: u32) -> f64 {
 /// round with the probability P_b of eq. (10). Capped at `cap`.
 pub fn codec_pairs(b_ideal: u32, success: f64, p_th: f64, cap: u32) -> u32 {
     let cap = cap.max(b_ideal);
-    (b_ideal..=cap).find(|&b| binomial_sf(b_ideal, b, success) >= p_th).unwrap_or(cap)
+    (b_ideal..=cap)
+        .find(|&b| binomial_sf(b_ideal, b, success) >= p_th)
+        .unwrap_or(cap)
 }
 
 /// The smoothed estimate of eqs. (18)-(19): new = alpha old + (1 - alpha) sample.
@@ -322,26 +325,33 @@ mod tests {
     }
 
     #[test]
-    fn codec_pairs_grow_with_loss_and_equal_b_ideal_without_it() {
+    fn codec_pairs_match_an_independent_computation() {
         let lossless = decoding_probability(0.0, 4, 4);
         assert_eq!(lossless, 1.0);
         assert_eq!(codec_pairs(7, lossless, 0.8, 64), 7);
-        let mut last = 7;
-        for p in [0.1, 0.2, 0.35, 0.5] {
-            let n = first_round(redundancy(p), 4, Rounding::Floor);
-            let b = codec_pairs(7, decoding_probability(p, 4, n), 0.8, 64);
-            assert!(b >= last, "p {p}: {b} < {last}");
-            // The defining property: B pairs reach B' successes with P_th, B - 1 do not.
-            let pb = decoding_probability(p, 4, n);
-            assert!(binomial_sf(7, b, pb) >= 0.8 && (b == 7 || binomial_sf(7, b - 1, pb) < 0.8));
-            last = b;
+        // (p, floor(R L), P_b, B) from exact binomial sums (Python's math.comb), B' = 7, L = 4.
+        // B does not grow monotonically with p: floor(R L) jumps from 4 to 5 between 0.1 and 0.2.
+        for (p, n, pb, b) in [
+            (0.1, 4, 0.6561, 12),
+            (0.2, 5, 0.73728, 11),
+            (0.35, 6, 0.647085, 13),
+            (0.5, 8, 0.636719, 13),
+        ] {
+            assert_eq!(first_round(redundancy(p), 4, Rounding::Floor), n, "p {p}");
+            let got = decoding_probability(p, 4, n);
+            assert!((got - pb).abs() < 1e-6, "p {p}: P_b {got}");
+            assert_eq!(codec_pairs(7, got, 0.8, 64), b, "p {p}");
         }
-        assert!(last > 7);
+        // The cap holds when P_th cannot be reached.
+        assert_eq!(codec_pairs(7, 0.01, 0.8, 20), 20);
     }
 
     #[test]
     fn ewma_weights_the_old_value_by_alpha() {
-        let mut e = Ewma { value: 0.0, alpha: 0.875 };
+        let mut e = Ewma {
+            value: 0.0,
+            alpha: 0.875,
+        };
         e.update(1.0);
         assert!((e.value - 0.125).abs() < 1e-12);
         e.update(1.0);

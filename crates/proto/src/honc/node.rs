@@ -2,7 +2,8 @@
 //! for every hop the node has.
 
 use super::{
-    block_size, codec_pairs, codec_pairs_ideal, decoding_probability, earliest, first_round, packet_bytes, path_cost, redundancy, select_next_hop, AckNcb, Coded, Ewma, Frame, HoncParams,
+    block_size, codec_pairs, codec_pairs_ideal, decoding_probability, earliest, first_round,
+    packet_bytes, path_cost, redundancy, select_next_hop, AckNcb, Coded, Ewma, Frame, HoncParams,
     PathCosts, Retransmit, ACK_BYTES, COST_BYTES, FRAME_HEADER_BYTES, STALLED_BYTES,
 };
 use crate::packet::{Body, Direction, HopLayer, Packet};
@@ -26,8 +27,8 @@ pub struct LinkInfo {
     pub wireless: bool,
     pub capacity_bps: u64,
     pub delay: Duration,
-    /// The configured loss rate; the layer estimates its own (eq. 18) and
-    /// uses this only through `HoncParams::fixed_loss`.
+    /// The configured loss rate, for diagnostics only: a node cannot know
+    /// it, so the layer estimates its own (eq. 18) or takes `fixed_loss`.
     pub loss: f64,
     /// DropTail limit of the FIFO on a wired hop, packets.
     pub queue: u32,
@@ -150,8 +151,14 @@ impl Neighbour {
             hop_seq: 0,
             sent_log: VecDeque::new(),
             passing: VecDeque::new(),
-            loss: Ewma { value: 0.0, alpha: params.alpha },
-            delay: Ewma { value: link.delay.as_secs_f64(), alpha: params.alpha },
+            loss: Ewma {
+                value: 0.0,
+                alpha: params.alpha,
+            },
+            delay: Ewma {
+                value: link.delay.as_secs_f64(),
+                alpha: params.alpha,
+            },
             last_report: None,
             backlog: 0,
             b_ideal: 1,
@@ -166,7 +173,10 @@ impl Neighbour {
             rx_count: 0,
             rx_newest: 0,
             rx_newest_at: Instant::ZERO,
-            gap: Ewma { value: 0.0, alpha: params.alpha },
+            gap: Ewma {
+                value: 0.0,
+                alpha: params.alpha,
+            },
             last_arrival: None,
         };
         n.gap.value = n.frame_time().as_secs_f64();
@@ -179,7 +189,10 @@ impl Neighbour {
     }
 
     fn frame_time(&self) -> Duration {
-        Duration::transmission((self.largest_packet + FRAME_HEADER_BYTES) as u64, self.link.capacity_bps)
+        Duration::transmission(
+            (self.largest_packet + FRAME_HEADER_BYTES) as u64,
+            self.link.capacity_bps,
+        )
     }
 
     fn loss_estimate(&self, params: &HoncParams) -> f64 {
@@ -194,10 +207,16 @@ impl Neighbour {
     /// Eqs. (9)-(11) from the current estimates.
     fn recompute(&mut self, params: &HoncParams, size: u32) {
         let d = params.fixed_delay.unwrap_or(self.delay.value);
-        self.b_ideal = codec_pairs_ideal(d, self.frame_bits(), size, self.link.capacity_bps as f64).min(params.max_codec_pairs.max(1));
+        self.b_ideal = codec_pairs_ideal(d, self.frame_bits(), size, self.link.capacity_bps as f64)
+            .min(params.max_codec_pairs.max(1));
         let p = self.loss_estimate(params);
         let n = first_round(redundancy(p), size, params.rounding);
-        self.b = codec_pairs(self.b_ideal, decoding_probability(p, size, n), params.p_th, params.max_codec_pairs.max(1));
+        self.b = codec_pairs(
+            self.b_ideal,
+            decoding_probability(p, size, n),
+            params.p_th,
+            params.max_codec_pairs.max(1),
+        );
     }
 
     fn is_finished(&self, block: u32) -> bool {
@@ -219,7 +238,9 @@ impl Neighbour {
     }
 
     fn finished_mask(&self) -> u32 {
-        (0..32).filter(|k| self.finished.contains(&(self.finished_below + 1 + k))).fold(0, |m, k| m | 1 << k)
+        (0..32)
+            .filter(|k| self.finished.contains(&(self.finished_below + 1 + k)))
+            .fold(0, |m, k| m | 1 << k)
     }
 
     /// How long the sender waits for an ACK-NCB after a round: the round
@@ -315,12 +336,20 @@ impl HoncNode {
     /// `links` describes the node's hop to each neighbour, `local` names the
     /// flows that end at this node (they are delivered in sequence), and
     /// `seed` drives the coefficients.
-    pub fn new(params: &HoncParams, links: Vec<LinkInfo>, local: impl IntoIterator<Item = u32>, seed: u64) -> HoncNode {
+    pub fn new(
+        params: &HoncParams,
+        links: Vec<LinkInfo>,
+        local: impl IntoIterator<Item = u32>,
+        seed: u64,
+    ) -> HoncNode {
         HoncNode {
             local: local.into_iter().collect(),
             field: Field::new(8).expect("GF(2^8) exists"),
             rng: SplitMix64::new(seed),
-            neighbours: links.into_iter().map(|l| Neighbour::new(l, params)).collect(),
+            neighbours: links
+                .into_iter()
+                .map(|l| Neighbour::new(l, params))
+                .collect(),
             params: params.clone(),
             flows: BTreeMap::new(),
             to_ip: VecDeque::new(),
@@ -344,25 +373,37 @@ impl HoncNode {
     /// The estimated loss rate and propagation delay (seconds) towards `next`, eqs. (18)-(19).
     pub fn estimates(&self, next: u32) -> Option<(f64, f64)> {
         let n = self.neighbours.iter().find(|n| n.link.neighbour == next)?;
-        Some((n.loss_estimate(&self.params), self.params.fixed_delay.unwrap_or(n.delay.value)))
+        Some((
+            n.loss_estimate(&self.params),
+            self.params.fixed_delay.unwrap_or(n.delay.value),
+        ))
     }
 
     /// Whether block `block` towards `next` is still held (not yet acknowledged).
     pub fn holds_block(&self, next: u32, block: u32) -> bool {
-        self.neighbours.iter().any(|n| n.link.neighbour == next && n.blocks.iter().any(|b| b.id == block))
+        self.neighbours
+            .iter()
+            .any(|n| n.link.neighbour == next && n.blocks.iter().any(|b| b.id == block))
     }
 
     /// Eq. (16): the next hop among `candidates` for `flow`. The driver's
     /// routing is per flow today, so nothing calls this yet outside tests.
     pub fn choose_next_hop(&self, flow: u32, candidates: &[u32]) -> Option<u32> {
-        let terms: Vec<(u32, f64)> = candidates.iter().filter_map(|&c| Some((c, self.hop_cost(flow, c)?))).collect();
+        let terms: Vec<(u32, f64)> = candidates
+            .iter()
+            .filter_map(|&c| Some((c, self.hop_cost(flow, c)?)))
+            .collect();
         select_next_hop(&terms).map(|(n, _)| n)
     }
 
     /// Eq. (17): C_m^s through the flow's current next hop; zero where the
     /// coded region ends (a wired next hop or none).
     pub fn cost(&self, flow: u32) -> f64 {
-        self.flows.get(&flow).and_then(|f| f.next).and_then(|n| self.hop_cost(flow, n)).unwrap_or(0.0)
+        self.flows
+            .get(&flow)
+            .and_then(|f| f.next)
+            .and_then(|n| self.hop_cost(flow, n))
+            .unwrap_or(0.0)
     }
 
     fn hop_cost(&self, flow: u32, next: u32) -> Option<f64> {
@@ -371,15 +412,31 @@ impl HoncNode {
             return Some(0.0);
         }
         let pps = n.link.capacity_bps as f64 / n.frame_bits();
-        Some(path_cost(n.backlog_here(), pps, n.loss_estimate(&self.params), self.costs.downstream(next, flow)))
+        Some(path_cost(
+            n.backlog_here(),
+            pps,
+            n.loss_estimate(&self.params),
+            self.costs.downstream(next, flow),
+        ))
     }
 
     fn index(&mut self, neighbour: u32) -> usize {
-        if let Some(i) = self.neighbours.iter().position(|n| n.link.neighbour == neighbour) {
+        if let Some(i) = self
+            .neighbours
+            .iter()
+            .position(|n| n.link.neighbour == neighbour)
+        {
             return i;
         }
         // A neighbour the constructor did not name: treat its hop as wired.
-        let link = LinkInfo { neighbour, wireless: false, capacity_bps: u64::MAX, delay: Duration::ZERO, loss: 0.0, queue: u32::MAX };
+        let link = LinkInfo {
+            neighbour,
+            wireless: false,
+            capacity_bps: u64::MAX,
+            delay: Duration::ZERO,
+            loss: 0.0,
+            queue: u32::MAX,
+        };
         self.neighbours.push(Neighbour::new(link, &self.params));
         self.neighbours.len() - 1
     }
@@ -387,20 +444,30 @@ impl HoncNode {
     /// The left side of eq. (12) as this node reports it to `except`: its
     /// backlog on every other hop.
     fn backlog_except(&self, except: usize) -> u32 {
-        self.neighbours.iter().enumerate().filter(|&(i, _)| i != except).map(|(_, n)| n.backlog_here()).sum()
+        self.neighbours
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != except)
+            .map(|(_, n)| n.backlog_here())
+            .sum()
     }
 
     /// Backlog reports go out with ACK-NCBs, which stop when (12) stops the
-    /// upstream sender: once the backlog has fallen by two blocks since the
+    /// upstream sender: once the backlog has fallen by half a block since the
     /// last report, a fresh one is sent on its own, or the upstream hop would
     /// wait on a stale value.
     fn refresh_reports(&mut self, sent_on: usize) {
         for j in 0..self.neighbours.len() {
             let n = &self.neighbours[j];
-            if j == sent_on || !n.link.wireless || n.rx_count == 0 || !n.acks.is_empty() || n.reported <= self.params.l {
+            if j == sent_on
+                || !n.link.wireless
+                || n.rx_count == 0
+                || !n.acks.is_empty()
+                || n.reported <= self.params.l
+            {
                 continue;
             }
-            if self.backlog_except(j) + 2 * self.params.l <= n.reported {
+            if self.backlog_except(j) + (self.params.l / 2).max(1) <= n.reported {
                 self.neighbours[j].queue_ack(UPDATE_ONLY, 0, u32::MAX);
             }
         }
@@ -409,9 +476,19 @@ impl HoncNode {
     /// Fig. 4: acknowledge everything taken from the flow's sender, and open
     /// its window by the room left in the flow's buffer.
     fn spoof(&mut self, flow: u32, force: bool) {
-        let Some(state) = self.flows.get_mut(&flow) else { return };
-        let Some(ing) = state.ingress.as_mut() else { return };
-        let Some(n) = self.neighbours.iter().find(|n| n.link.neighbour == ing.next) else { return };
+        let Some(state) = self.flows.get_mut(&flow) else {
+            return;
+        };
+        let Some(ing) = state.ingress.as_mut() else {
+            return;
+        };
+        let Some(n) = self
+            .neighbours
+            .iter()
+            .find(|n| n.link.neighbour == ing.next)
+        else {
+            return;
+        };
         let held = n.queues.get(&flow).map_or(0, VecDeque::len) as u32;
         let room = self.params.spoof_window.saturating_sub(held) * ing.mss;
         if !force && ing.advertised == (ing.accepted, room) {
@@ -420,7 +497,12 @@ impl HoncNode {
         ing.advertised = (ing.accepted, room);
         self.stats.spoofed_acks += 1;
         let ack = Segment::ack(ing.accepted, room);
-        self.to_ip.push_back(Packet { flow, direction: Direction::Reverse, bytes: ack.wire_bytes(), body: Body::Tcp(ack) });
+        self.to_ip.push_back(Packet {
+            flow,
+            direction: Direction::Reverse,
+            bytes: ack.wire_bytes(),
+            body: Body::Tcp(ack),
+        });
     }
 
     /// A TCP data packet for a wireless next hop: Alg. 2 step 2.
@@ -431,7 +513,12 @@ impl HoncNode {
         state.next = Some(next);
         let ingress = !state.decoded_here;
         if ingress {
-            let ing = state.ingress.get_or_insert(Ingress { accepted: 0, mss: segment.len, next, advertised: (0, 0) });
+            let ing = state.ingress.get_or_insert(Ingress {
+                accepted: 0,
+                mss: segment.len,
+                next,
+                advertised: (0, 0),
+            });
             ing.next = next;
             ing.mss = ing.mss.max(segment.len);
             if segment.seq != ing.accepted {
@@ -461,7 +548,8 @@ impl HoncNode {
         if n.queued == 0 {
             return None;
         }
-        n.active.retain(|_, t| now.saturating_since(*t) <= ACTIVE_FOR);
+        n.active
+            .retain(|_, t| now.saturating_since(*t) <= ACTIVE_FOR);
         let size = block_size(n.active.len() as u32, params.l);
         n.recompute(params, size);
         // (14), and (12) unless no block is in flight: with nothing in flight
@@ -476,7 +564,11 @@ impl HoncNode {
         }
         // (15), or a partial block whose oldest packet has waited flush_after.
         if (n.queued as u32) < size {
-            let oldest = n.queues.values().filter_map(|q| q.front().map(|(t, _)| *t)).min()?;
+            let oldest = n
+                .queues
+                .values()
+                .filter_map(|q| q.front().map(|(t, _)| *t))
+                .min()?;
             if now.saturating_since(oldest).as_secs_f64() < params.flush_after {
                 self.stats.held_by_queue += 1;
                 return None;
@@ -493,7 +585,12 @@ impl HoncNode {
                 .filter(|(_, q)| !q.is_empty())
                 .map(|(&f, _)| f)
                 .find(|&f| after.is_none_or(|a| f > a))
-                .or_else(|| n.queues.iter().find(|(_, q)| !q.is_empty()).map(|(&f, _)| f))?;
+                .or_else(|| {
+                    n.queues
+                        .iter()
+                        .find(|(_, q)| !q.is_empty())
+                        .map(|(&f, _)| f)
+                })?;
             let (_, p) = n.queues.get_mut(&flow).and_then(VecDeque::pop_front)?;
             n.queued -= 1;
             n.turn = Some(flow);
@@ -502,8 +599,13 @@ impl HoncNode {
                 touched.push(flow);
             }
         }
-        let symbol_bytes = if params.real_payloads { members.iter().map(|p| p.bytes).max().unwrap_or(0) as usize } else { 0 };
-        let mut encoder = Encoder::new(self.field, take, symbol_bytes).expect("a block of 1..=L packets");
+        let symbol_bytes = if params.real_payloads {
+            members.iter().map(|p| p.bytes).max().unwrap_or(0) as usize
+        } else {
+            0
+        };
+        let mut encoder =
+            Encoder::new(self.field, take, symbol_bytes).expect("a block of 1..=L packets");
         if symbol_bytes > 0 {
             let mut buf = vec![0; symbol_bytes];
             for (k, p) in members.iter().enumerate() {
@@ -515,7 +617,17 @@ impl HoncNode {
         let rounds = first_round(redundancy(p), take as u32, params.rounding);
         let id = n.next_block;
         n.next_block = n.next_block.wrapping_add(1);
-        n.blocks.push(SendBlock { id, size: take as u32, members: members.into(), encoder, first_round: rounds, owed: rounds, deadline: None, backoff: 0, last_frame: 0 });
+        n.blocks.push(SendBlock {
+            id,
+            size: take as u32,
+            members: members.into(),
+            encoder,
+            first_round: rounds,
+            owed: rounds,
+            deadline: None,
+            backoff: 0,
+            last_frame: 0,
+        });
         self.stats.blocks_formed += 1;
         let index = n.blocks.len() - 1;
         for flow in touched {
@@ -533,7 +645,10 @@ impl HoncNode {
         let size = block.size as usize;
         self.scratch.resize(size, 0);
         let mut payload = vec![0; block.encoder.symbol_bytes()];
-        block.encoder.encode_seeded(seed, &mut self.scratch[..size], &mut payload).expect("shapes match the encoder");
+        block
+            .encoder
+            .encode_seeded(seed, &mut self.scratch[..size], &mut payload)
+            .expect("shapes match the encoder");
         block.owed -= 1;
         n.current = (block.owed > 0).then_some(block.id);
         if block.owed == 0 {
@@ -541,14 +656,25 @@ impl HoncNode {
         }
         let largest = block.members.iter().map(|p| p.bytes).max().unwrap_or(0);
         block.last_frame = n.hop_seq;
-        let frame = Coded { block: block.id, hop_seq: n.hop_seq, seed, payload, members: block.members.clone() };
+        let frame = Coded {
+            block: block.id,
+            hop_seq: n.hop_seq,
+            seed,
+            payload,
+            members: block.members.clone(),
+        };
         n.sent_log.push_back((n.hop_seq, now));
         if n.sent_log.len() > SENT_LOG {
             n.sent_log.pop_front();
         }
         n.hop_seq = n.hop_seq.wrapping_add(1);
         self.stats.frames_sent += 1;
-        Packet { flow: LINK_LOCAL_FLOW, direction: Direction::Forward, bytes: largest + FRAME_HEADER_BYTES, body: Body::Honc(Box::new(Frame::Coded(frame))) }
+        Packet {
+            flow: LINK_LOCAL_FLOW,
+            direction: Direction::Forward,
+            bytes: largest + FRAME_HEADER_BYTES,
+            body: Body::Honc(Box::new(Frame::Coded(frame))),
+        }
     }
 
     /// Alg. 2 step 4: a combination from neighbour `i`.
@@ -561,7 +687,8 @@ impl HoncNode {
         let tx = n.frame_time().as_secs_f64();
         if let Some(last) = n.last_arrival {
             // Idle periods are not packet spacing: cap the sample.
-            n.gap.update(now.saturating_since(last).as_secs_f64().clamp(tx, 2.0 * tx));
+            n.gap
+                .update(now.saturating_since(last).as_secs_f64().clamp(tx, 2.0 * tx));
         }
         n.last_arrival = Some(now);
         let size = c.members.len();
@@ -583,7 +710,10 @@ impl HoncNode {
         entry.stalled = false;
         self.scratch.resize(size, 0);
         coefficients::generate(field, c.seed, &mut self.scratch[..size]);
-        let outcome = entry.decoder.consume(&self.scratch[..size], &c.payload).unwrap_or(Received::NotInnovative);
+        let outcome = entry
+            .decoder
+            .consume(&self.scratch[..size], &c.payload)
+            .unwrap_or(Received::NotInnovative);
         if outcome != Received::Complete {
             let wait = Duration::from_secs_f64(n.gap.value.max(tx) * size as f64);
             entry.deadline = Some(now + wait);
@@ -635,12 +765,16 @@ impl HoncNode {
         // A report always ends on a received frame, so a short span is biased
         // towards no loss: a sample waits until it spans 2 l frames.
         let (sent, got) = match n.last_report {
-            Some((newest, received)) => (a.newest.wrapping_sub(newest), a.received.wrapping_sub(received)),
+            Some((newest, received)) => (
+                a.newest.wrapping_sub(newest),
+                a.received.wrapping_sub(received),
+            ),
             None => (a.newest.wrapping_add(1), a.received),
         };
         if sent >= 2 * params.l && sent < 1 << 30 {
             // The newest frame is in the span because it arrived: leave it out.
-            n.loss.update((1.0 - (got as f64 - 1.0) / (sent as f64 - 1.0)).clamp(0.0, 1.0));
+            n.loss
+                .update((1.0 - (got as f64 - 1.0) / (sent as f64 - 1.0)).clamp(0.0, 1.0));
             n.last_report = Some((a.newest, a.received));
         }
         // Eq. (19), with d_this from the echo of the newest frame.
@@ -657,18 +791,26 @@ impl HoncNode {
             ahead >= 1 << 31 || (1..=32).contains(&ahead) && mask & (1 << (ahead - 1)) != 0
         };
         let before = n.blocks.len();
-        n.blocks.retain(|b| !(decoded(b.id) || b.id == a.block && a.rank as u32 >= b.size));
+        n.blocks
+            .retain(|b| !(decoded(b.id) || b.id == a.block && a.rank as u32 >= b.size));
         self.stats.blocks_acked += (before - n.blocks.len()) as u64;
-        if n.current.is_some_and(|c| !n.blocks.iter().any(|b| b.id == c)) {
+        if n.current
+            .is_some_and(|c| !n.blocks.iter().any(|b| b.id == c))
+        {
             n.current = None;
         }
         // Step 5b for the block that triggered this ACK-NCB and every other stalled one.
         let r = redundancy(n.loss_estimate(params));
         for &(id, rank) in std::iter::once(&(a.block, a.rank)).chain(&a.stalled) {
-            let Some(block) = n.blocks.iter_mut().find(|b| b.id == id) else { continue };
+            let Some(block) = n.blocks.iter_mut().find(|b| b.id == id) else {
+                continue;
+            };
             // Only a report that has seen the block's latest combination asks for
             // more: an older one (or the same one twice) would buy the gap twice.
-            if rank as u32 >= block.size || block.owed > 0 || a.newest.wrapping_sub(block.last_frame) >= 1 << 31 {
+            if rank as u32 >= block.size
+                || block.owed > 0
+                || a.newest.wrapping_sub(block.last_frame) >= 1 << 31
+            {
                 continue;
             }
             let more = match params.retransmit {
@@ -684,13 +826,26 @@ impl HoncNode {
     }
 
     fn ack_frame(&mut self, now: Instant, i: usize, block: u32, rank: u8, backlog: u32) -> Packet {
-        let backlog = if backlog == u32::MAX { self.backlog_except(i) } else { backlog };
+        let backlog = if backlog == u32::MAX {
+            self.backlog_except(i)
+        } else {
+            backlog
+        };
         let from = self.neighbours[i].link.neighbour;
-        let flows: Vec<u32> = self.flows.iter().filter(|(_, s)| s.next.is_some_and(|n| n != from)).map(|(&f, _)| f).collect();
+        let flows: Vec<u32> = self
+            .flows
+            .iter()
+            .filter(|(_, s)| s.next.is_some_and(|n| n != from))
+            .map(|(&f, _)| f)
+            .collect();
         let costs: Vec<(u32, f64)> = flows.into_iter().map(|f| (f, self.cost(f))).collect();
         self.neighbours[i].reported = backlog;
         let n = &self.neighbours[i];
-        let stalled: Vec<(u32, u8)> = n.rx.iter().filter(|(&id, r)| r.stalled && id != block).map(|(&id, r)| (id, r.decoder.rank() as u8)).collect();
+        let stalled: Vec<(u32, u8)> =
+            n.rx.iter()
+                .filter(|(&id, r)| r.stalled && id != block)
+                .map(|(&id, r)| (id, r.decoder.rank() as u8))
+                .collect();
         let ack = AckNcb {
             block,
             rank,
@@ -704,8 +859,15 @@ impl HoncNode {
             costs,
         };
         self.stats.acks_sent += 1;
-        let bytes = ACK_BYTES + STALLED_BYTES * ack.stalled.len() as u32 + COST_BYTES * ack.costs.len() as u32;
-        Packet { flow: LINK_LOCAL_FLOW, direction: Direction::Reverse, bytes, body: Body::Honc(Box::new(Frame::Ack(ack))) }
+        let bytes = ACK_BYTES
+            + STALLED_BYTES * ack.stalled.len() as u32
+            + COST_BYTES * ack.costs.len() as u32;
+        Packet {
+            flow: LINK_LOCAL_FLOW,
+            direction: Direction::Reverse,
+            bytes,
+            body: Body::Honc(Box::new(Frame::Ack(ack))),
+        }
     }
 }
 
@@ -718,7 +880,9 @@ impl HopLayer for HoncNode {
                 let segment = *segment;
                 self.take_data(now, i, packet, &segment);
             }
-            Body::Tcp(segment) if wireless && packet.direction == Direction::Reverse && segment.is_ack() => {
+            Body::Tcp(segment)
+                if wireless && packet.direction == Direction::Reverse && segment.is_ack() =>
+            {
                 // Alg. 2 step 3: the sender already has its spoofed ACKs, and
                 // HONC delivers reliably hop by hop: the real ACK ends here.
                 self.stats.swallowed_acks += 1;
@@ -728,13 +892,16 @@ impl HopLayer for HoncNode {
                 // Q_em: HONC has already delivered them reliably and the
                 // sender will not resend them, so they are never dropped.
                 // Anything else meets the hop's DropTail limit.
-                if let Some(state) = self.flows.get_mut(&packet.flow).filter(|f| f.decoded_here && matches!(packet.body, Body::Tcp(_))) {
+                if let Some(state) = self
+                    .flows
+                    .get_mut(&packet.flow)
+                    .filter(|f| f.decoded_here && matches!(packet.body, Body::Tcp(_)))
+                {
                     resequence(state, packet, &mut self.neighbours[i].passing);
                     return;
                 }
-                let decoded = false;
                 let n = &mut self.neighbours[i];
-                if !decoded && n.passing.len() >= n.link.queue as usize {
+                if n.passing.len() >= n.link.queue as usize {
                     self.stats.dropped += 1;
                 } else {
                     n.passing.push_back(packet);
@@ -792,16 +959,26 @@ impl HopLayer for HoncNode {
                 next = earliest(next, r.deadline);
             }
             if n.queued > 0 && n.link.wireless {
-                let oldest = n.queues.values().filter_map(|q| q.front().map(|(t, _)| *t)).min();
+                let oldest = n
+                    .queues
+                    .values()
+                    .filter_map(|q| q.front().map(|(t, _)| *t))
+                    .min();
                 let flush = oldest.map(|t| t + Duration::from_secs_f64(self.params.flush_after));
-                next = earliest(next, flush.filter(|&t| self.last_wake.is_none_or(|w| t > w)));
+                next = earliest(
+                    next,
+                    flush.filter(|&t| self.last_wake.is_none_or(|w| t > w)),
+                );
             }
         }
         next
     }
 
     fn poll_frame(&mut self, now: Instant, next: u32) -> Option<Packet> {
-        let i = self.neighbours.iter().position(|n| n.link.neighbour == next)?;
+        let i = self
+            .neighbours
+            .iter()
+            .position(|n| n.link.neighbour == next)?;
         if let Some((block, rank, backlog)) = self.neighbours[i].acks.pop_front() {
             return Some(self.ack_frame(now, i, block, rank, backlog));
         }
@@ -831,6 +1008,9 @@ impl HopLayer for HoncNode {
     }
 
     fn queue_len(&self, next: u32) -> usize {
-        self.neighbours.iter().find(|n| n.link.neighbour == next).map_or(0, |n| n.backlog_here() as usize)
+        self.neighbours
+            .iter()
+            .find(|n| n.link.neighbour == next)
+            .map_or(0, |n| n.backlog_here() as usize)
     }
 }

@@ -14,10 +14,13 @@ pub fn path_cost(backlog: u32, capacity_pps: f64, loss: f64, downstream: f64) ->
 /// Eq. (16) and (17): the next hop n(s) and the cost C_m^s through it.
 /// `candidates` holds (neighbour, its term of eq. 16); ties go to the first.
 pub fn select_next_hop(candidates: &[(u32, f64)]) -> Option<(u32, f64)> {
-    candidates.iter().copied().fold(None, |best, (n, c)| match best {
-        Some((_, b)) if b <= c => best,
-        _ => Some((n, c)),
-    })
+    candidates
+        .iter()
+        .copied()
+        .fold(None, |best, (n, c)| match best {
+            Some((_, b)) if b <= c => best,
+            _ => Some((n, c)),
+        })
 }
 
 /// The C_n^s that neighbours have piggybacked, per (neighbour, flow).
@@ -34,7 +37,10 @@ impl PathCosts {
 
     /// C_n^s as last reported; zero before any report, as for a destination.
     pub fn downstream(&self, neighbour: u32, flow: u32) -> f64 {
-        self.reported.get(&(neighbour, flow)).copied().unwrap_or(0.0)
+        self.reported
+            .get(&(neighbour, flow))
+            .copied()
+            .unwrap_or(0.0)
     }
 }
 
@@ -51,7 +57,10 @@ mod tests {
 
     #[test]
     fn the_cheapest_next_hop_wins() {
-        assert_eq!(select_next_hop(&[(3, 1.0), (4, 0.5), (5, 0.7)]), Some((4, 0.5)));
+        assert_eq!(
+            select_next_hop(&[(3, 1.0), (4, 0.5), (5, 0.7)]),
+            Some((4, 0.5))
+        );
         assert_eq!(select_next_hop(&[(3, 1.0), (4, 1.0)]), Some((3, 1.0)));
         assert_eq!(select_next_hop(&[]), None);
     }
