@@ -8,7 +8,7 @@ SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.p
 .PHONY: demo test bench-codec fuzz clean
 
 demo: $(STAMP)
-	$(BIN)/ncmesh demo
+	$(BIN)/ncmesh reproduce honc2012 --quick --out demo-out
 
 test: $(STAMP)
 	cargo test --workspace --exclude ncmesh-py
