@@ -1,0 +1,57 @@
+"""Seed 000's single-path claims (docs/protocols/honc.md), on a short run."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ncmesh.cli import app
+from ncmesh.experiments import honc2012
+from ncmesh.models import honc as closed_forms
+
+
+@pytest.fixture(scope="module")
+def at_35():
+    return {scheme: honc2012.one_run(scheme, 0.35, seed=1, duration_s=1000.0) for scheme in ("tcpnc-e2e", "tcpnc-hbh", "honc")}
+
+
+def test_honc_approaches_the_per_hop_bound(at_35):
+    bound = float(closed_forms.throughput_hop_by_hop(honc2012.CAPACITY_BPS, 0.35))
+    # The bound counts the whole 1 Mbit/s; payload is 1000 of every 1060 bytes.
+    assert at_35["honc"]["throughput_bps"] > 0.8 * bound
+    assert at_35["honc"]["fairness"] > 0.95
+
+
+def test_honc_beats_both_tcpnc_baselines_in_throughput(at_35):
+    h = at_35["honc"]["throughput_bps"]
+    assert h > 2.0 * at_35["tcpnc-e2e"]["throughput_bps"]
+    assert h > 1.2 * at_35["tcpnc-hbh"]["throughput_bps"]
+
+
+def test_honc_delay_is_below_end_to_end_coding(at_35):
+    assert at_35["honc"]["delay_mean_s"] < at_35["tcpnc-e2e"]["delay_mean_s"]
+    assert at_35["honc"]["delay_std_s"] < at_35["tcpnc-hbh"]["delay_std_s"]
+
+
+def test_pooled_delay_statistics_weigh_flows_by_bytes():
+    import pandas as pd
+
+    flows = pd.DataFrame({"goodput_bps": [1.0, 1.0], "delivered_bytes": [3, 1], "delay_mean_s": [1.0, 5.0], "delay_std_s": [0.0, 0.0]})
+    s = honc2012.summarise(flows)
+    # Mean (3*1 + 1*5)/4 = 2; variance (3*(1-2)^2 + 1*(5-2)^2)/4 = 3.
+    assert s["delay_mean_s"] == pytest.approx(2.0)
+    assert s["delay_std_s"] == pytest.approx(3**0.5)
+
+
+def test_reproduce_json_has_one_row_per_scheme_and_loss(tmp_path, monkeypatch):
+    small = honc2012.Settings(300.0, (1,), (0.0, 0.2), (0.2,), (0.1,))
+    monkeypatch.setattr(honc2012.Settings, "of", classmethod(lambda cls, quick: small))
+    result = CliRunner().invoke(app, ["reproduce", "honc2012", "--quick", "--out", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["rows"]
+    assert {(r["scheme"], r["loss"]) for r in rows} == {(s, p) for s in ("tcp", "tcpnc-e2e", "tcpnc-hbh", "honc") for p in (0.0, 0.2)}
+    for r in rows:
+        assert r["scenario"] == "single" and r["seeds"] == 1
+        assert set(r) == {"scheme", "scenario", "loss", "throughput_bps", "delay_mean_s", "delay_std_s", "seeds"}
+    for name in ("honc2012-fig5.png", "honc2012-fig5.svg", "honc2012-fig6-7.png", "honc2012-fig5.csv", "honc2012-claims.csv"):
+        assert (tmp_path / name).stat().st_size > 0
