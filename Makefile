@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: demo test bench-codec fuzz clean
+.PHONY: demo test bench-codec bench-sim fuzz clean
 
 demo: $(STAMP)
 	$(BIN)/ncmesh reproduce honc2012 --quick --out demo-out
@@ -19,8 +19,13 @@ bench-codec: $(STAMP)
 	cargo bench -p ncmesh-codec --bench codec
 	$(BIN)/python -m ncmesh.bench_codec
 
+# ns-3 from PyPI (its wheel builds cppyy: a C++ compiler and about 6 minutes).
+bench-sim: $(STAMP)
+	$(BIN)/python -m pip install -q ns3
+	$(BIN)/python -m ncmesh.bench_sim
+
 fuzz:
-	cd fuzz && for t in wire_parse decoder_consume lt_consume; do \
+	cd fuzz && for t in wire_parse decoder_consume lt_consume scenario_load tcp_segments; do \
 		cargo +nightly fuzz run $$t -- -max_total_time=600 || exit 1; done
 
 $(STAMP): $(SOURCES)
