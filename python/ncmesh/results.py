@@ -1,0 +1,104 @@
+"""Reading a results store back: one pandas row per run, parameters as columns."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .files import write_atomically
+from .store import COLUMNS, connect
+
+FORMATS = ("csv", "parquet", "json")
+
+
+def load(db: str | os.PathLike[str], where: str | None = None) -> pd.DataFrame:
+    """The runs of a store, one row each, with every swept key as a column of its own.
+
+    Parameter columns are named by their dotted scenario keys
+    (``link_class.wireless.loss``) and come right after ``sweep``; ``series``
+    is made an absolute path to the run's Parquet time series. ``where`` is
+    an SQL condition evaluated by DuckDB over this table, so it can name
+    parameter columns (quote them: ``"tcp.variant" = 'cubic'``).
+    """
+    db = Path(db)
+    with connect(db, readonly=True) as con:
+        runs = pd.read_sql_query("SELECT * FROM runs ORDER BY sweep, finished_at", con)
+    con.close()
+    params = pd.DataFrame([json.loads(p) for p in runs.pop("params")], index=runs.index)
+    params = params[[c for c in params.columns if c not in runs.columns]]
+    at = runs.columns.get_loc("sweep") + 1
+    table = pd.concat([runs.iloc[:, :at], params, runs.iloc[:, at:]], axis=1)
+    table["series"] = pd.Series([str((db.parent / s).resolve()) if isinstance(s, str) else None for s in table["series"]], index=table.index, dtype=object)
+    table["git_dirty"] = table["git_dirty"].astype("boolean")
+    if len(params.columns):
+        table = table.sort_values(["sweep", *params.columns, "seed"], kind="stable", na_position="last").reset_index(drop=True)
+    if where:
+        table = query(table, where)
+    return table
+
+
+def param_columns(table: pd.DataFrame) -> list[str]:
+    """The swept keys among a loaded table's columns."""
+    return [c for c in table.columns if c not in COLUMNS]
+
+
+def query(table: pd.DataFrame, where: str) -> pd.DataFrame:
+    """Rows of ``table`` that satisfy an SQL condition (DuckDB dialect)."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.register("runs", table)
+        return con.execute(f"SELECT * FROM runs WHERE {where}").df()
+    finally:
+        con.close()
+
+
+def series(db: str | os.PathLike[str], key: str) -> pd.DataFrame:
+    """The time series of one run (a key or a unique key prefix), in long form."""
+    table = load(db)
+    match = table[table.key.str.startswith(key)]
+    if len(match) != 1:
+        raise KeyError(f"{key!r} matches {len(match)} runs")
+    path = match.series.iloc[0]
+    if path is None:
+        raise KeyError(f"run {key} has no time series (status {match.status.iloc[0]})")
+    return pd.read_parquet(path)
+
+
+def export(table: pd.DataFrame, format: str, out: str | os.PathLike[str] | None) -> str | None:
+    """Writes ``table`` in a format; returns the text instead when ``out`` is None."""
+    if format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
+    if format == "parquet":
+        if out is None:
+            raise ValueError("parquet is binary: give --out FILE")
+        write_atomically(out, lambda p: table.to_parquet(p, index=False))
+        return None
+    text = table.to_csv(index=False) if format == "csv" else table.to_json(orient="records", indent=1) + "\n"
+    if out is None:
+        return text
+    write_atomically(out, lambda p: p.write_text(text))
+    return None
+
+
+def cli_export(db: Path, *, where: str | None, format: str, out: Path | None, fail: Any) -> None:
+    import sys
+
+    try:
+        table = load(db, where)
+        text = export(table, format, out)
+    except FileNotFoundError as e:
+        raise fail(str(e)) from None
+    except ValueError as e:
+        raise fail(str(e)) from None
+    except Exception as e:
+        if type(e).__module__.startswith(("duckdb", "_duckdb", "sqlite3")):
+            raise fail(f"--where {where}: {e}" if where else f"{db}: {e}") from None
+        raise
+    if text is not None:
+        sys.stdout.write(text)

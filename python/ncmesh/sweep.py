@@ -1,0 +1,1003 @@
+"""Parameter sweeps: a TOML file of axes over scenario keys, run in parallel
+into a results store that survives being killed.
+
+The pieces, in the order a sweep uses them: :func:`parse` reads and checks a
+sweep file; :func:`plan` expands it into runs, each with its key; a runner
+(processes, threads or Dask) executes the runs with :func:`execute_task`;
+:func:`run_sweep` records each outcome in a :class:`~ncmesh.store.Store` as
+soon as it arrives. See docs/sweeps.md for the file format and guarantees.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+import tomllib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import __version__, _native
+from .files import write_atomically
+from .simulate import RunResult, ScenarioError, execute, load
+from .store import METRICS, Store
+
+SWEEP_KEYS = ("name", "scenario", "seeds", "metrics", "set", "axes", "zip", "null")
+
+
+class SweepError(ValueError):
+    """A sweep file that cannot run; the message is ``FILE:LINE: key: what is wrong``."""
+
+
+# ---------------------------------------------------------------- sweep files
+
+
+@dataclass
+class Axis:
+    """One or more keys varied together; crossed with the other axes."""
+
+    keys: tuple[str, ...]
+    values: list[tuple[Any, ...]]
+    line: int
+
+
+@dataclass
+class Sweep:
+    path: Path
+    name: str
+    scenario: Path
+    seeds: list[int]
+    metrics: list[str]
+    fixed: dict[str, Any]
+    axes: list[Axis]
+    null: bool = False
+    lines: dict[tuple[str, ...], int] = field(default_factory=dict, repr=False)
+
+    @property
+    def keys(self) -> list[str]:
+        return [k for axis in self.axes for k in axis.keys]
+
+    def points(self) -> Iterator[dict[str, Any]]:
+        """Every combination of axis values, as ``{dotted key: value}``, in file order."""
+        for combo in itertools.product(*(axis.values for axis in self.axes)):
+            point: dict[str, Any] = {}
+            for axis, values in zip(self.axes, combo):
+                point.update(zip(axis.keys, values))
+            yield point
+
+    def error(self, path: tuple[str, ...], message: str) -> SweepError:
+        return SweepError(f"{self.path}:{_line_of(self.lines, path)}: {'.'.join(path) or 'file'}: {message}")
+
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(#.*)?$")
+
+
+def _split_key(text: str) -> tuple[str, ...]:
+    """A TOML key (bare, quoted, or dotted mix of both) as its parts."""
+    parts, buf, quote, i = [], "", None, 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\" and quote == '"' and i + 1 < len(text):
+                buf += text[i + 1]
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+            else:
+                buf += c
+        elif c in "\"'":
+            quote = c
+        elif c == ".":
+            parts.append(buf.strip())
+            buf = ""
+        else:
+            buf += c
+        i += 1
+    parts.append(buf.strip())
+    return tuple(parts)
+
+
+def _key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Maps each key path to the line that defines it.
+
+    tomllib keeps no positions; sweep files are small and flat, so a line
+    scanner that knows table headers, arrays of tables and dotted keys is
+    enough. Arrays of tables get their index as a path part, as in the
+    parsed document. Lines inside multi-line values are never key lines
+    because we only look at ``key =`` at the start of a line.
+    """
+    lines: dict[tuple[str, ...], int] = {}
+    counts: dict[tuple[str, ...], int] = {}
+    table: tuple[str, ...] = ()
+    depth = 0  # bracket depth of a multi-line array
+    for number, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if depth == 0:
+            header = _HEADER.match(raw)
+            if header and "=" not in header.group(2).split("#")[0].replace('"', "").replace("'", "") and stripped.startswith("["):
+                base = _split_key(header.group(2))
+                if header.group(1) == "[[":
+                    index = counts.get(base, 0)
+                    counts[base] = index + 1
+                    table = (*base, str(index))
+                    lines.setdefault(base, number)
+                else:
+                    table = base
+                lines.setdefault(table, number)
+                continue
+            key, eq, _ = _partition_key(stripped)
+            if eq and key:
+                path = (*table, *_split_key(key))
+                lines.setdefault(path, number)
+        depth += _bracket_delta(raw)
+        depth = max(depth, 0)
+    return lines
+
+
+def _partition_key(line: str) -> tuple[str, str, str]:
+    """Splits ``key = value`` at the first ``=`` outside quotes."""
+    quote = None
+    for i, c in enumerate(line):
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+        elif c == "=":
+            return line[:i].strip(), "=", line[i + 1 :]
+        elif c == "#":
+            break
+    return "", "", line
+
+
+def _bracket_delta(line: str) -> int:
+    """Open minus closed square brackets outside strings and comments."""
+    quote, delta = None, 0
+    _, eq, value = _partition_key(line.strip())
+    for c in value if eq else line:
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+        elif c == "#":
+            break
+        elif c == "[":
+            delta += 1
+        elif c == "]":
+            delta -= 1
+    return delta
+
+
+def _line_of(lines: Mapping[tuple[str, ...], int], path: tuple[str, ...]) -> int:
+    """The line of ``path``, or of its nearest ancestor that has one."""
+    for n in range(len(path), 0, -1):
+        if path[:n] in lines:
+            return lines[path[:n]]
+    return 1
+
+
+def _is_range(value: Any) -> bool:
+    return isinstance(value, dict) and {"start", "stop"} <= set(value) and set(value) <= {"start", "stop", "num", "step"}
+
+
+def _flatten(table: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Leaves of a table of axes: lists, range tables and scalars, with their paths."""
+    for key, value in table.items():
+        path = (*prefix, key)
+        if isinstance(value, dict) and not _is_range(value):
+            yield from _flatten(value, path)
+        else:
+            yield path, value
+
+
+def _expand(value: Any, where: Callable[[str], SweepError]) -> list[Any]:
+    """The values of one axis: a non-empty list, or a range table."""
+    if isinstance(value, list):
+        if not value:
+            raise where("an axis needs at least one value")
+        return value
+    if not _is_range(value):
+        raise where("expected a list of values or a range {start, stop, num} / {start, stop, step}")
+    start, stop = value["start"], value["stop"]
+    for name in ("start", "stop", "num", "step"):
+        v = value.get(name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+            raise where(f"range {name} must be a finite number, found {v!r}")
+    if ("num" in value) == ("step" in value):
+        raise where("a range takes exactly one of num (evenly spaced, both ends included) or step")
+    if "num" in value:
+        num = value["num"]
+        if not isinstance(num, int) or num < 1:
+            raise where(f"range num must be a positive integer, found {num!r}")
+        if num == 1:
+            return [start]
+        values = [start + (stop - start) * i / (num - 1) for i in range(num)]
+    else:
+        step = value["step"]
+        if step == 0 or (stop - start) / step < 0:
+            raise where(f"range step {step!r} never goes from {start!r} to {stop!r}")
+        count = int(math.floor((stop - start) / step + 1e-9)) + 1
+        if count > 1_000_000:
+            raise where(f"range has {count} values; that is surely a mistake")
+        values = [start + i * step for i in range(count)]
+    if all(isinstance(v, int) for v in (start, stop, value.get("step", 0))) and "step" in value:
+        return [int(v) for v in values]
+    return [round(v, 12) for v in values]
+
+
+def parse(path: str | os.PathLike[str], text: str | None = None) -> Sweep:
+    """Reads a sweep file and checks everything that can be checked without running.
+
+    Raises :class:`SweepError` naming file, line and key. Axis keys that the
+    scenario does not know are refused here; axis values that make an
+    otherwise valid scenario invalid are not, because they become failed
+    runs that the store records (so that a sweep over a range that strays
+    outside the valid domain still runs the rest).
+    """
+    path = Path(path)
+    if text is None:
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise SweepError(f"{path}:1: file: cannot read the sweep file: {e.strerror}") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"\(at line (\d+), column \d+\)", str(e))
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e))
+        raise SweepError(f"{path}:{m.group(1) if m else 1}: syntax: {message}") from None
+    sweep = Sweep(path=path, name=path.stem, scenario=path, seeds=[1], metrics=list(METRICS), fixed={}, axes=[],
+                  lines=_key_lines(text))
+
+    def at(*key: str) -> Callable[[str], SweepError]:
+        return lambda message: sweep.error(key, message)
+
+    for key in doc:
+        if key not in SWEEP_KEYS:
+            raise at(key)(f"unknown key; expected one of {', '.join(SWEEP_KEYS)}")
+    if "name" in doc:
+        if not isinstance(doc["name"], str) or not doc["name"].strip():
+            raise at("name")("expected a non-empty string")
+        sweep.name = doc["name"]
+    if "scenario" not in doc:
+        raise at()("missing key `scenario`: the base scenario file, relative to this sweep file")
+    if not isinstance(doc["scenario"], str):
+        raise at("scenario")("expected a path (string)")
+    sweep.scenario = (path.parent / doc["scenario"]).resolve()
+    if not sweep.scenario.is_file():
+        raise at("scenario")(f"no scenario file at {sweep.scenario}")
+
+    seeds = doc.get("seeds", 1)
+    if isinstance(seeds, bool) or not isinstance(seeds, (int, list)):
+        raise at("seeds")("expected a number of seeds (1..N) or a list of seeds")
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise at("seeds")(f"need at least one seed, found {seeds}")
+        sweep.seeds = list(range(1, seeds + 1))
+    else:
+        if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**64 for s in seeds):
+            raise at("seeds")("expected a non-empty list of non-negative integers")
+        if len(set(seeds)) != len(seeds):
+            raise at("seeds")("a seed appears twice")
+        sweep.seeds = list(seeds)
+
+    if "metrics" in doc:
+        metrics = doc["metrics"]
+        if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) for m in metrics):
+            raise at("metrics")("expected a non-empty list of metric names")
+        for m in metrics:
+            if m not in METRICS:
+                raise at("metrics")(f"unknown metric {m!r}; expected some of {', '.join(METRICS)}")
+        sweep.metrics = list(dict.fromkeys(metrics))
+
+    if "null" in doc:
+        if not isinstance(doc["null"], bool):
+            raise at("null")("expected true or false")
+        sweep.null = doc["null"]
+
+    fixed = doc.get("set", {})
+    if not isinstance(fixed, dict):
+        raise at("set")("expected a table of scenario keys and values")
+    for key_path, value in _flatten(fixed):
+        sweep.fixed[".".join(key_path)] = value
+
+    axes_table = doc.get("axes", {})
+    if not isinstance(axes_table, dict):
+        raise at("axes")("expected a table: dotted scenario key = list of values")
+    for key_path, value in _flatten(axes_table):
+        line_key = ("axes", *key_path)
+        sweep.axes.append(Axis((".".join(key_path),), [(v,) for v in _expand(value, at(*line_key))], _line_of(sweep.lines, line_key)))
+    zips = doc.get("zip", [])
+    if not isinstance(zips, list) or not all(isinstance(z, dict) for z in zips):
+        raise at("zip")("expected [[zip]] tables: keys whose values vary together")
+    for i, group in enumerate(zips):
+        leaves = list(_flatten(group))
+        if not leaves:
+            raise at("zip", str(i))("an empty [[zip]] group")
+        columns = [_expand(v, at("zip", str(i), *k)) for k, v in leaves]
+        lengths = {len(c) for c in columns}
+        if len(lengths) != 1:
+            detail = ", ".join(f"{'.'.join(k)} has {len(c)}" for (k, _), c in zip(leaves, columns))
+            raise at("zip", str(i))(f"zipped keys need as many values each: {detail}")
+        sweep.axes.append(Axis(tuple(".".join(k) for k, _ in leaves), list(zip(*columns)), _line_of(sweep.lines, ("zip", str(i)))))
+
+    seen: dict[str, int] = {}
+    for axis in sweep.axes:
+        for key in axis.keys:
+            if key in seen or key in sweep.fixed or key == "seed":
+                raise SweepError(f"{path}:{axis.line}: {key}: "
+                                 + ("the seed is set by `seeds`" if key == "seed" else "this key is set twice (in [set], [axes] or [[zip]])"))
+            seen[key] = axis.line
+    _check_against_scenario(sweep)
+    return sweep
+
+
+def _check_against_scenario(sweep: Sweep) -> None:
+    """Refuses [set] values and axis keys that can never make a valid scenario.
+
+    An axis whose every value fails with one and the same message is a key
+    problem (an unknown field, an index past the end), not a value problem.
+    """
+    try:
+        load(sweep.scenario, overrides=sweep.fixed)
+    except ScenarioError as e:
+        bad = next((k for k in sweep.fixed if k in str(e)), None)
+        where = ("set", *bad.split(".")) if bad else ("set",)
+        raise SweepError(f"{sweep.path}:{_line_of(sweep.lines, where)}: {'.'.join(where)}: {e}") from None
+    for axis in sweep.axes:
+        messages = set()
+        for values in axis.values:
+            try:
+                load(sweep.scenario, overrides={**sweep.fixed, **dict(zip(axis.keys, values))})
+            except ScenarioError as e:
+                messages.add(str(e))
+            except (TypeError, ValueError) as e:
+                raise SweepError(f"{sweep.path}:{axis.line}: {', '.join(axis.keys)}: {e}") from None
+            else:
+                break
+        else:
+            if len(messages) == 1:
+                raise SweepError(f"{sweep.path}:{axis.line}: {', '.join(axis.keys)}: no value of this axis makes a valid scenario: {messages.pop()}")
+
+
+# ---------------------------------------------------------------- provenance
+
+
+@cache
+def build_id() -> str:
+    """What computed a result: the ncmesh version and a hash of the native module.
+
+    The binary, not the git commit, goes into run keys: a commit says
+    nothing about uncommitted edits, and changes on every docs commit.
+    """
+    digest = hashlib.sha256()
+    with open(_native.__file__, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return f"{__version__}+{digest.hexdigest()[:16]}"
+
+
+@cache
+def git_state() -> tuple[str | None, bool | None]:
+    """The commit of the source tree and whether it has changes, if it is a git checkout."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        if commit.returncode != 0:
+            return None, None
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True, timeout=30)
+        return commit.stdout.strip(), (bool(status.stdout.strip()) if status.returncode == 0 else None)
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+
+
+# ---------------------------------------------------------------- planning
+
+
+@dataclass
+class Task:
+    """One run, everything a worker needs; small and picklable for Dask."""
+
+    key: str
+    params: dict[str, Any]
+    seed: int
+    scenario_toml: str | None
+    scenario_hash: str | None
+    null: bool = False
+    error: str | None = None
+    """Set when the scenario did not validate; the run is failed without executing."""
+
+
+def _hash(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def plan(sweep: Sweep) -> list[Task]:
+    """Every run of the sweep with its key: a hash of resolved scenario, seed and build.
+
+    Two sweeps that reach the same resolved scenario share runs, whatever
+    their files look like. Null runs get keys of their own, so measuring
+    overhead never marks a real run as done.
+    """
+    tasks = []
+    build = build_id()
+    for point in sweep.points():
+        for seed in sweep.seeds:
+            overrides = {**sweep.fixed, **point}
+            try:
+                simulation = load(sweep.scenario, seed=seed, overrides=overrides)
+            except ScenarioError as e:
+                key = _hash("invalid", sweep.scenario.read_text(), overrides, seed, build)
+                tasks.append(Task(key, point, seed, None, None, sweep.null, error=f"ScenarioError: {e}"))
+                continue
+            toml = simulation.resolved_toml()
+            scenario_hash = hashlib.sha256(toml.encode()).hexdigest()
+            key = _hash("null" if sweep.null else "run", scenario_hash, seed, build)
+            tasks.append(Task(key, point, seed, toml, scenario_hash, sweep.null))
+    return tasks
+
+
+# ---------------------------------------------------------------- executing
+
+
+class Stopped(Exception):
+    """The sweep is stopping; a run in progress is abandoned, not recorded."""
+
+
+@dataclass
+class Outcome:
+    key: str
+    status: str
+    wall_s: float
+    build: str
+    host: str
+    error: str | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    sim_time_s: float | None = None
+    series: pa.Table | None = None
+
+
+def summarize(result: RunResult) -> dict[str, Any]:
+    """The store's metrics from one run's flow and link tables.
+
+    Plain numpy rather than pandas: this runs once per run while holding the
+    GIL, so every millisecond here is a millisecond other threads wait.
+    """
+    flows, links = result.flows, result.links
+
+    def column(name: str) -> np.ndarray:
+        return flows[name].to_numpy(dtype=float, na_value=np.nan)
+
+    weights = column("delivered_bytes")
+    mean_s, std_s = column("delay_mean_s"), column("delay_std_s")
+    ok = np.isfinite(mean_s) & np.isfinite(std_s) & (weights > 0)
+    if ok.any():
+        w = weights[ok] / weights[ok].sum()
+        mean = float((w * mean_s[ok]).sum())
+        std = float(np.sqrt((w * (std_s[ok] ** 2 + (mean_s[ok] - mean) ** 2)).sum()))
+    else:
+        mean = std = math.nan
+    goodput, completion = column("goodput_bps"), column("completion_s")
+
+    def mean_of(name: str) -> float:
+        values = column(name)
+        values = values[np.isfinite(values)]
+        return float(values.mean()) if len(values) else math.nan
+
+    def total(frame: pd.DataFrame, name: str) -> int | None:
+        return int(frame[name].to_numpy().sum()) if name in frame else None
+
+    n = len(goodput)
+    metrics = {
+        "throughput_bps": float(goodput.sum()),
+        "goodput_mean_bps": float(goodput.mean()) if n else math.nan,
+        "goodput_min_bps": float(goodput.min()) if n else math.nan,
+        "delay_mean_s": mean,
+        "delay_std_s": std,
+        "delay_p50_s": mean_of("delay_p50_s"),
+        "delay_p95_s": mean_of("delay_p95_s"),
+        "delay_p99_s": mean_of("delay_p99_s"),
+        "completion_s": float(completion.max()) if n and np.isfinite(completion).all() else math.nan,
+        "fairness": float(result.fairness),
+        "delivered_bytes": int(weights.sum()),
+        "packets_sent": total(flows, "packets_sent"),
+        "retransmits": total(flows, "retransmits"),
+        "timeouts": total(flows, "timeouts"),
+        "link_losses": total(links, "lost"),
+        "queue_drops": total(links, "dropped"),
+        "events": int(result.events),
+    }
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.items()}
+
+
+SERIES_SCHEMA = pa.schema([("series", pa.string()), ("time_s", pa.float64()), ("flow", pa.int64()),
+                           ("from", pa.int64()), ("to", pa.int64()), ("value", pa.float64())])
+
+
+def series_table(result: RunResult) -> pa.Table:
+    """All of a run's time series in one long table, for one Parquet file per run.
+
+    Built with Arrow directly; through pandas nullable integers it cost ten
+    times as much, under the GIL.
+    """
+    parts = []
+    for name, frame, value in (("goodput_bps", result.goodput, "goodput_bps"), ("queue_packets", result.queues, "packets"),
+                               ("cwnd_bytes", result.cwnd, "cwnd_bytes"), ("srtt_s", result.rtt, "srtt_s")):
+        n = len(frame)
+        if n == 0:
+            continue
+
+        def ints(column: str) -> pa.Array:
+            return pa.array(frame[column].to_numpy(dtype=np.int64)) if column in frame else pa.nulls(n, pa.int64())
+
+        parts.append(pa.table([pa.array([name] * n, pa.string()), pa.array(frame.time_s.to_numpy(dtype=float)), ints("flow"),
+                               ints("from"), ints("to"), pa.array(frame[value].to_numpy(dtype=float))], schema=SERIES_SCHEMA))
+    return pa.concat_tables(parts) if parts else SERIES_SCHEMA.empty_table()
+
+
+_PASS_THROUGH = (KeyboardInterrupt, SystemExit, GeneratorExit, Stopped)
+
+
+def execute_task(task: Task, stop: Any = None, metrics: Sequence[str] | None = None) -> Outcome | None:
+    """Runs one task; any error or Rust panic becomes a failed outcome.
+
+    pyo3 raises a Rust panic as ``PanicException``, which derives from
+    BaseException so that ``except Exception`` does not hide it; we catch it
+    on purpose, because one broken run must not end a sweep of thousands.
+    Returns None when ``stop`` (anything with ``is_set()``) is set mid-run.
+    """
+    host = socket.gethostname()
+    started = time.perf_counter()
+    if task.error is not None:
+        return Outcome(task.key, "failed", 0.0, build_id(), host, error=task.error)
+    if task.null:
+        return Outcome(task.key, "null", time.perf_counter() - started, build_id(), host)
+
+    def check(_t: float, _d: float, _e: int) -> None:
+        if stop is not None and stop.is_set():
+            raise Stopped
+
+    try:
+        result = execute(load(task.scenario_toml), progress=check if stop is not None else None, slices=100)
+        kept = summarize(result)
+        if metrics is not None:
+            kept = {m: kept[m] for m in metrics}
+        series = series_table(result)
+    except _PASS_THROUGH as e:
+        if isinstance(e, Stopped):
+            return None
+        raise
+    except BaseException as e:  # noqa: BLE001 - PanicException is a BaseException; see above
+        return Outcome(task.key, "failed", time.perf_counter() - started, build_id(), host, error=f"{type(e).__name__}: {e}".strip())
+    return Outcome(task.key, "ok", time.perf_counter() - started, build_id(), host, metrics=kept,
+                   sim_time_s=result.sim_time_s, series=series)
+
+
+# ---------------------------------------------------------------- runners
+
+
+_stop_event: Any = None
+
+
+def _init_process(event: Any) -> None:
+    """Worker processes ignore Ctrl-C; the coordinator stops them through ``event``.
+
+    On Linux a worker also asks to be killed when its parent, the sweep,
+    dies, so a SIGKILLed sweep leaves no orphan simulating for hours into
+    nowhere.
+    """
+    import signal
+    import sys
+
+    global _stop_event
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _stop_event = event
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        parent = os.getppid()
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+
+
+def _execute_in_process(task: Task, metrics: Sequence[str] | None) -> Outcome | None:
+    return execute_task(task, _stop_event, metrics)
+
+
+class _LocalRunner:
+    """Worker processes by default, threads on request.
+
+    Runs release the GIL, so threads scale too, but each run also spends a
+    few milliseconds in pandas under the GIL; in processes that part runs in
+    parallel as well, and the 200-run sweep of docs/benchmarks.md went faster.
+    """
+
+    MAX_ATTEMPTS = 3
+
+    def __init__(self, jobs: int, threads: bool = False):
+        import concurrent.futures as cf
+
+        self.cf, self.jobs, self.threads = cf, jobs, threads
+        self._start()
+
+    def _start(self) -> None:
+        import multiprocessing
+
+        if self.threads:
+            self.stop: Any = threading.Event()
+            self.pool: Any = self.cf.ThreadPoolExecutor(self.jobs, thread_name_prefix="ncmesh-run")
+        else:
+            # spawn, not fork: forking a process that has threads (ours, Arrow's) can deadlock.
+            # Not forkserver either: its server outlives a SIGKILLed sweep and keeps the
+            # workers alive, while spawned workers are our children and die with us.
+            context = multiprocessing.get_context("spawn")
+            self.stop = context.Event()
+            self.pool = self.cf.ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_init_process, initargs=(self.stop,))
+
+    def _submit(self, task: Task, metrics: Sequence[str]) -> Any:
+        if self.threads:
+            return self.pool.submit(execute_task, task, self.stop, metrics)
+        return self.pool.submit(_execute_in_process, task, metrics)
+
+    def run(self, tasks: Sequence[Task], metrics: Sequence[str]) -> Iterator[tuple[Task, Outcome | None, BaseException | None]]:
+        # A bounded window of submitted runs keeps memory flat for big sweeps
+        # and lets a stop cancel the rest without a queue to drain.
+        import collections
+
+        pending: dict[Any, Task] = {}
+        queue = iter(tasks)
+        retry: collections.deque[Task] = collections.deque()
+        attempts: collections.Counter[str] = collections.Counter()
+
+        def refill() -> None:
+            while len(pending) < self.jobs * 4:
+                task = retry.popleft() if retry else next(queue, None)
+                if task is None:
+                    return
+                pending[self._submit(task, metrics)] = task
+
+        refill()
+        while pending:
+            done, _ = self.cf.wait(pending, return_when=self.cf.FIRST_COMPLETED)
+            broken = False
+            for future in done:
+                task = pending.pop(future)
+                error = future.exception()
+                if isinstance(error, self.cf.BrokenExecutor):
+                    # A worker died (a Rust abort, the OOM killer) and took the
+                    # pool with it. Which of the runs in flight killed it is
+                    # unknown, so each is tried again, up to a limit.
+                    broken = True
+                    attempts[task.key] += 1
+                    if attempts[task.key] < self.MAX_ATTEMPTS:
+                        retry.append(task)
+                        continue
+                    error = RuntimeError(f"the worker process died {self.MAX_ATTEMPTS} times running this run ({error})")
+                yield task, (None if error else future.result()), error
+            if broken and not any(not f.done() for f in pending):
+                for future in list(pending):
+                    retry.append(pending.pop(future))
+                self.pool.shutdown(wait=True)
+                self._start()
+            if not broken or not pending:
+                refill()
+
+    def close(self, stopping: bool) -> None:
+        if stopping:
+            self.stop.set()
+        self.pool.shutdown(wait=True, cancel_futures=stopping)
+
+
+def _local_cluster(workers: int) -> Any:
+    """A Dask cluster on this machine whose scheduler is not in our process.
+
+    A LocalCluster runs its scheduler and nannies on an event loop inside
+    the process that also records results; on two busy cores that made the
+    200-run sweep a third slower than the same workers behind a scheduler of
+    their own (docs/benchmarks.md). The scheduler gives up 60 s after its
+    last client, so a killed sweep does not leave a cluster behind for long.
+    """
+    try:
+        from distributed.deploy.subprocess import SubprocessCluster
+    except ImportError:  # it is marked experimental; fall back if it goes away
+        from distributed import LocalCluster
+
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40)
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "critical")  # read by the cluster's processes, which log INFO otherwise
+    return SubprocessCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None, silence_logs=40,
+                             worker_kwargs={"nthreads": 1}, scheduler_kwargs={"idle_timeout": "60s"})
+
+
+class _DaskRunner:
+    """Each run is one Dask task; results come back to this process, which alone writes the store."""
+
+    def __init__(self, address: str, jobs: int | None):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise SweepError("--dask needs the dask extra: pip install 'ncmesh[dask]'") from None
+        self.cluster = None
+        if address == "local":
+            import logging
+
+            # Our own cluster: on a terminal's Ctrl-C its processes die at once and the
+            # client logs each failed reconnection as a traceback; run failures are in the store.
+            for name in ("distributed", "distributed.client", "distributed.utils", "distributed.core"):
+                logging.getLogger(name).setLevel(logging.CRITICAL)
+            self.cluster = _local_cluster(jobs or default_jobs())
+            self.client = Client(self.cluster)
+            self.client.wait_for_workers(jobs or default_jobs())
+        else:
+            self.client = Client(address, timeout="30s")
+        # Import ncmesh on every worker now, not inside the first run of each,
+        # so that start-up is not charged to the runs' rate.
+        self.client.run(build_id)
+        self.futures: list[Any] = []
+
+    def run(self, tasks: Sequence[Task], metrics: Sequence[str]) -> Iterator[tuple[Task, Outcome | None, BaseException | None]]:
+        from distributed import as_completed
+
+        by_key = {}
+        for task in tasks:
+            future = self.client.submit(execute_task, task, None, list(metrics), key=f"ncmesh-run-{task.key}", pure=False)
+            by_key[future.key] = task
+            self.futures.append(future)
+        for future in as_completed(self.futures):
+            task = by_key[future.key]
+            if future.status == "error":
+                yield task, None, future.exception()
+            else:
+                yield task, future.result(), None
+            future.release()
+
+    def close(self, stopping: bool) -> None:
+        # Short timeouts: after a Ctrl-C in a terminal the cluster's processes
+        # got the SIGINT too and may already be gone; waiting on them for the
+        # default 30 s would only delay the exit.
+        # Every outcome is recorded by now, so a cluster that will not shut
+        # down politely is not worth an error.
+        import contextlib
+        import logging
+
+        timeout = 5 if stopping else 30
+        if stopping:  # the client would log every failed reconnection to a cluster already gone
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        with contextlib.suppress(Exception):
+            if stopping and self.futures:
+                self.client.cancel(self.futures)
+            self.client.close(timeout=timeout)
+        if self.cluster is not None:
+            with contextlib.suppress(Exception):
+                self.cluster.close(timeout=timeout)
+
+
+# ---------------------------------------------------------------- the sweep
+
+
+@dataclass
+class SweepReport:
+    planned: int
+    skipped: int
+    ok: int = 0
+    failed: int = 0
+    null: int = 0
+    interrupted: bool = False
+    wall_s: float = 0.0
+    run_wall_s: float = 0.0
+    """From the first run handed out to the last recorded, without setup."""
+
+    @property
+    def executed(self) -> int:
+        return self.ok + self.failed + self.null
+
+
+Progress = Callable[[Task, Outcome], None]
+
+
+def default_jobs() -> int:
+    """The cores this process may use (which, under SLURM or taskset, is not os.cpu_count())."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def run_sweep(
+    sweep: Sweep | str | os.PathLike[str],
+    db: str | os.PathLike[str],
+    *,
+    jobs: int | None = None,
+    dask: str | None = None,
+    threads: bool = False,
+    rerun: bool = False,
+    on_start: Callable[[int, int], None] | None = None,
+    on_done: Progress | None = None,
+) -> SweepReport:
+    """Runs what the store does not hold yet and records every outcome as it arrives.
+
+    ``on_start(total, skipped)`` is called once planning is done, and
+    ``on_done(task, outcome)`` after each run is recorded. A
+    KeyboardInterrupt stops the runners, keeps what was recorded, and comes
+    back as ``report.interrupted``.
+    """
+    started = time.perf_counter()
+    if not isinstance(sweep, Sweep):
+        sweep = parse(sweep)
+    jobs = jobs or default_jobs()
+    tasks = plan(sweep)
+    with Store(db) as store:
+        store.tidy_series()
+        skip = set() if rerun else store.done()
+        todo = [t for t in tasks if t.key not in skip]
+        todo = list({t.key: t for t in todo}.values())  # two points that resolve alike run once
+        report = SweepReport(planned=len(tasks), skipped=len(tasks) - len(todo))
+        if on_start:
+            on_start(len(todo), report.skipped)
+        commit, dirty = git_state()
+        runner: Any = None
+        stopping = False
+        try:
+            if not todo:
+                return _finish(report, started)
+            runner = _DaskRunner(dask, jobs) if dask else _LocalRunner(jobs, threads)
+            run_started = time.perf_counter()
+            for task, outcome, error in runner.run(todo, sweep.metrics):
+                if error is not None:
+                    outcome = Outcome(task.key, "failed", 0.0, build_id(), "?", error=f"{type(error).__name__}: {error}")
+                if outcome is None:  # abandoned by a stop
+                    continue
+                if outcome.build != build_id() and outcome.status != "failed":
+                    outcome = Outcome(task.key, "failed", outcome.wall_s, outcome.build, outcome.host,
+                                      error=f"worker runs ncmesh build {outcome.build}, this sweep {build_id()}")
+                _record(store, sweep, task, outcome, commit, dirty)
+                setattr(report, outcome.status, getattr(report, outcome.status) + 1)
+                if on_done:
+                    on_done(task, outcome)
+            report.run_wall_s = time.perf_counter() - run_started
+        except KeyboardInterrupt:
+            stopping = True
+            report.interrupted = True
+        finally:
+            if runner is not None:
+                try:
+                    runner.close(stopping)
+                except KeyboardInterrupt:
+                    report.interrupted = True
+    return _finish(report, started)
+
+
+def _finish(report: SweepReport, started: float) -> SweepReport:
+    report.wall_s = time.perf_counter() - started
+    return report
+
+
+def _record(store: Store, sweep: Sweep, task: Task, outcome: Outcome, commit: str | None, dirty: bool | None) -> None:
+    series = None
+    if outcome.status == "ok" and outcome.series is not None:
+        target = store.series_dir / f"{task.key}.parquet"
+        write_atomically(target, lambda p, s=outcome.series: pq.write_table(s, p))
+        _fsync_dir(store.series_dir)
+        series = f"{store.series_dir.name}/{target.name}"
+    row = {
+        "key": task.key,
+        "sweep": sweep.name,
+        "params": task.params,
+        "seed": task.seed,
+        "scenario_hash": task.scenario_hash,
+        "status": outcome.status,
+        "error": outcome.error,
+        "ncmesh_version": __version__,
+        "build": outcome.build,
+        "git_commit": commit,
+        "git_dirty": None if dirty is None else int(dirty),
+        "host": outcome.host,
+        "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds"),
+        "wall_s": outcome.wall_s,
+        "sim_time_s": outcome.sim_time_s,
+        **outcome.metrics,
+        "series": series,
+    }
+    store.record(row, task.scenario_toml)
+
+
+def _fsync_dir(path: Path) -> None:
+    """Makes a rename durable: without it a power cut could keep the row and lose the file."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------- command line
+
+
+def cli_sweep(sweep_file: Path, *, jobs: int | None, dask: str | None, db: Path, rerun: bool, threads: bool,
+              fail: Callable[..., Exception]) -> None:
+    """``ncmesh sweep``: a progress bar on a terminal, one line per run otherwise (for batch logs)."""
+    import signal
+    import sys
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from .store import StoreBusy
+
+    err = Console(stderr=True)
+    try:
+        sweep = parse(sweep_file)
+    except SweepError as e:
+        raise fail(str(e)) from None
+    if dask and threads:
+        raise fail("--threads is for local runs; a Dask cluster has its own workers")
+
+    # SLURM and kill(1) send SIGTERM first; treat it as Ctrl-C so the store is closed cleanly.
+    def terminate(_sig: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    tty = sys.stderr.isatty()
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                   TextColumn("[red]{task.fields[failed]} failed"), TimeElapsedColumn(), TextColumn("ETA"),
+                   TimeRemainingColumn(), console=err, disable=not tty)
+    state: dict[str, Any] = {"done": 0, "failed": 0, "total": 0}
+    task_id = bar.add_task(sweep.name, total=None, failed=0)
+
+    def on_start(total: int, skipped: int) -> None:
+        state["total"] = total
+        bar.update(task_id, total=total)
+        where = f"Dask ({dask})" if dask else f"{jobs or default_jobs()} {'threads' if threads else 'processes'}"
+        err.print(f"{sweep.name}: {total} runs to do, {skipped} already in {db}; running on {where}", highlight=False, soft_wrap=True)
+
+    def on_done(task: Task, outcome: Outcome) -> None:
+        state["done"] += 1
+        state["failed"] += outcome.status == "failed"
+        bar.update(task_id, advance=1, failed=state["failed"])
+        if not tty:
+            detail = f": {outcome.error}" if outcome.error else f" in {outcome.wall_s:.2f} s"
+            print(f"[{state['done']}/{state['total']}] {outcome.status} {task.key[:12]} seed={task.seed} "
+                  f"{json.dumps(task.params)}{detail}", file=sys.stderr, flush=True)
+
+    try:
+        with bar:
+            report = run_sweep(sweep, db, jobs=jobs, dask=dask, threads=threads, rerun=rerun, on_start=on_start, on_done=on_done)
+    except KeyboardInterrupt:
+        raise fail("interrupted before any run was recorded", 130) from None
+    except StoreBusy as e:
+        raise fail(str(e)) from None
+    except SweepError as e:
+        raise fail(str(e)) from None
+    except OSError as e:
+        raise fail(f"{db}: {e.strerror or e}") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    summary = (f"{report.ok} ok, {report.failed} failed" + (f", {report.null} null" if report.null else "")
+               + f", {report.skipped} skipped (already done) in {report.wall_s:.2f} s")
+    if report.executed and report.run_wall_s:
+        summary += f" ({report.executed / report.run_wall_s:.2f} runs/s over {report.run_wall_s:.2f} s of running)"
+    if report.interrupted:
+        left = report.planned - report.skipped - report.executed
+        err.print(f"interrupted: {summary}; {left} runs left. Run the same command again to resume.", highlight=False, soft_wrap=True)
+        raise SystemExit(130)
+    err.print(f"{sweep.name}: {summary}; store {db}", highlight=False, soft_wrap=True)
+    if report.failed:
+        err.print(f"failed runs and their messages: ncmesh results {db} --where \"status = 'failed'\"", highlight=False, soft_wrap=True)
+        raise SystemExit(1)

@@ -1,0 +1,197 @@
+"""Sweep files, planning, metrics and the store, in process."""
+
+import json
+import math
+import os
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from ncmesh import results, sweep
+from ncmesh.cli import app
+from ncmesh.report import mean_ci
+from ncmesh.simulate import RunResult
+
+SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "honc-single-path.toml"
+
+
+def write_sweep(tmp_path: Path, body: str, name: str = "s.toml") -> Path:
+    path = tmp_path / name
+    relative = os.path.relpath(SCENARIO, tmp_path)
+    path.write_text(f'scenario = "{relative}"\n' + body)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "key", "words"),
+    [
+        ('seeds = 2\nmetrcs = ["fairness"]\n', 3, "metrcs", "unknown key"),
+        ('metrics = ["fairness",\n  "goodput"]\n', 2, "metrics", "unknown metric 'goodput'"),
+        ("seeds = 0\n", 2, "seeds", "at least one seed"),
+        ('[axes]\n"tcp.nope" = [1, 2]\n', 3, "tcp.nope", "unknown field `nope`"),
+        ("[axes]\ntcp.variant = []\n", 3, "axes.tcp.variant", "at least one value"),
+        ('[axes]\n"link_class.wireless.loss" = { start = 0.0, stop = 0.2 }\n', 3, "axes.link_class.wireless.loss", "exactly one of num"),
+        ('[set]\nduration = "10 parsecs"\n', 3, "set.duration", "duration"),
+        ('[[zip]]\n"tcp.variant" = ["reno", "cubic"]\n"tcp.mss" = [500]\n', 2, "zip.0", "as many values"),
+        ('[axes]\nseed = [1, 2]\n', 3, "seed", "set by `seeds`"),
+        ("seeds = [1, 2\n", 1, "syntax", ""),
+    ],
+)
+def test_bad_sweep_files_name_file_line_and_key(tmp_path, body, line, key, words):
+    path = write_sweep(tmp_path, body)
+    with pytest.raises(sweep.SweepError) as e:
+        sweep.parse(path)
+    assert str(e.value).startswith(f"{path}:{line}: {key}: "), str(e.value)
+    assert words in str(e.value)
+
+
+def test_bad_sweep_file_is_one_line_and_nonzero_exit(tmp_path):
+    path = write_sweep(tmp_path, 'metrics = ["goodput"]\n')
+    result = CliRunner().invoke(app, ["sweep", str(path), "--db", str(tmp_path / "r.sqlite")])
+    assert result.exit_code == 2
+    assert f"{path}:2: metrics: unknown metric" in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_axes_cross_zips_and_ranges_expand(tmp_path):
+    path = write_sweep(tmp_path, """seeds = [4, 9]
+[axes]
+link_class.wireless.loss = { start = 0.0, stop = 0.1, num = 3 }
+[[zip]]
+"tcp.variant" = ["reno", "cubic"]
+"tcp.mss" = { start = 500, stop = 1000, step = 500 }
+""")
+    s = sweep.parse(path)
+    points = list(s.points())
+    assert s.seeds == [4, 9]
+    assert len(points) == 3 * 2
+    assert {p["link_class.wireless.loss"] for p in points} == {0.0, 0.05, 0.1}
+    assert {(p["tcp.variant"], p["tcp.mss"]) for p in points} == {("reno", 500), ("cubic", 1000)}
+    tasks = sweep.plan(s)
+    assert len(tasks) == 12 and len({t.key for t in tasks}) == 12
+    assert all(t.error is None and t.scenario_toml for t in tasks)
+    # the key covers what runs: same resolved scenario and seed, same key
+    again = sweep.plan(sweep.parse(path))
+    assert [t.key for t in again] == [t.key for t in tasks]
+
+
+def test_invalid_axis_value_plans_a_failed_run(tmp_path):
+    path = write_sweep(tmp_path, '[axes]\n"link_class.wireless.loss" = [0.0, 1.5]\n')
+    tasks = sweep.plan(sweep.parse(path))
+    assert [t.error is None for t in tasks] == [True, False]
+    assert "probability" in tasks[1].error
+
+
+def _result(flows: pd.DataFrame, links: pd.DataFrame | None = None) -> RunResult:
+    empty = pd.DataFrame({"time_s": [], "flow": [], "goodput_bps": []})
+    links = links if links is not None else pd.DataFrame({"lost": [3, 4], "dropped": [1, 0]})
+    return RunResult(flows=flows, links=links, goodput=empty, queues=empty, cwnd=empty, rtt=empty, fairness=0.9,
+                     events=10, sim_time_s=1.0, wall_s=0.1, scenario="")
+
+
+def test_summary_pools_delay_over_packets_of_all_flows():
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0])
+    flows = pd.DataFrame({
+        "goodput_bps": [100.0, 300.0],
+        "delivered_bytes": [3 * 1000, 2 * 1000],
+        "delay_mean_s": [a.mean(), b.mean()],
+        "delay_std_s": [a.std(), b.std()],
+        "delay_p50_s": [2.0, 15.0], "delay_p95_s": [3.0, 20.0], "delay_p99_s": [3.0, 20.0],
+        "completion_s": [5.0, 7.0],
+        "packets_sent": [4, 3], "retransmits": [1, 1], "timeouts": [0, 2],
+    })
+    m = sweep.summarize(_result(flows))
+    both = np.concatenate([a, b])
+    assert m["delay_mean_s"] == pytest.approx(both.mean())
+    assert m["delay_std_s"] == pytest.approx(both.std())
+    assert m["throughput_bps"] == 400.0 and m["goodput_min_bps"] == 100.0
+    assert (m["retransmits"], m["timeouts"], m["link_losses"], m["queue_drops"]) == (2, 2, 7, 1)
+    assert m["completion_s"] == 7.0
+    flows.loc[1, "completion_s"] = math.nan
+    assert sweep.summarize(_result(flows))["completion_s"] is None
+
+
+def test_a_panic_becomes_a_failed_outcome_but_ctrl_c_does_not(monkeypatch, tmp_path):
+    task = sweep.plan(sweep.parse(write_sweep(tmp_path, "")))[0]
+
+    class PanicException(BaseException):
+        """Stands in for pyo3_runtime.PanicException, also a BaseException."""
+
+    def panic(*_a, **_k):
+        raise PanicException("index out of bounds: the len is 3 but the index is 7")
+
+    monkeypatch.setattr(sweep, "execute", panic)
+    outcome = sweep.execute_task(task)
+    assert outcome.status == "failed"
+    assert outcome.error.startswith("PanicException: index out of bounds")
+
+    def interrupt(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "execute", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.execute_task(task)
+
+
+def test_resume_skips_done_runs_and_rerun_replaces_them(tmp_path):
+    path = write_sweep(tmp_path, 'seeds = 2\n[set]\nduration = "100s"\n[axes]\n"tcp.variant" = ["reno", "vegas"]\n')
+    db = tmp_path / "r.sqlite"
+    first = sweep.run_sweep(path, db, jobs=1)
+    assert (first.ok, first.skipped) == (4, 0)
+    before = results.load(db)
+    second = sweep.run_sweep(path, db, jobs=1)
+    assert (second.executed, second.skipped) == (0, 4)
+    assert results.load(db).finished_at.tolist() == before.finished_at.tolist()
+    third = sweep.run_sweep(path, db, jobs=2, rerun=True)
+    assert (third.ok, third.skipped) == (4, 0)
+    after = results.load(db)
+    assert len(after) == 4 and after.key.is_unique
+    assert (after.finished_at > before.finished_at).all()
+    metrics = ["throughput_bps", "delay_mean_s", "retransmits"]
+    pd.testing.assert_frame_equal(after[metrics], before[metrics])
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT count(*) FROM scenarios").fetchone()[0] == 4
+
+
+def test_null_runs_have_their_own_keys_and_no_metrics(tmp_path):
+    real = write_sweep(tmp_path, '[set]\nduration = "100s"\n', "real.toml")
+    null = write_sweep(tmp_path, 'null = true\n[set]\nduration = "100s"\n', "null.toml")
+    db = tmp_path / "r.sqlite"
+    assert sweep.run_sweep(null, db).null == 1
+    assert sweep.run_sweep(real, db).ok == 1
+    table = results.load(db)
+    assert sorted(table.status) == ["null", "ok"]
+    assert table[table.status == "null"].throughput_bps.isna().all()
+    assert table[table.status == "null"].series.isna().all()
+
+
+def test_results_export_filters_with_sql_on_parameter_columns(tmp_path):
+    path = write_sweep(tmp_path, '[set]\nduration = "100s"\n[axes]\n"tcp.variant" = ["reno", "cubic"]\n"link_class.wireless.loss" = [0.0, 2.0]\n')
+    db = tmp_path / "r.sqlite"
+    sweep.run_sweep(path, db, jobs=1)
+    runner = CliRunner()
+    out = runner.invoke(app, ["results", str(db), "--where", "status = 'failed' AND \"tcp.variant\" = 'cubic'", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.stdout)
+    assert len(rows) == 1 and rows[0]["link_class.wireless.loss"] == 2.0 and "probability" in rows[0]["error"]
+    out = runner.invoke(app, ["results", str(db), "--format", "parquet", "--out", str(tmp_path / "all.parquet")])
+    assert out.exit_code == 0, out.output
+    table = pd.read_parquet(tmp_path / "all.parquet")
+    assert len(table) == 4 and set(table["tcp.variant"]) == {"reno", "cubic"}
+    csv = runner.invoke(app, ["results", str(db), "--where", "throughput_bps > 0"])
+    assert csv.exit_code == 0 and len(csv.stdout.strip().splitlines()) == 1 + 2
+    bad = runner.invoke(app, ["results", str(db), "--where", "nosuchcolumn = 1"])
+    assert bad.exit_code != 0 and "nosuchcolumn" in bad.output and "Traceback" not in bad.output
+
+
+def test_confidence_interval_is_student_t():
+    mean, half, n = mean_ci(pd.Series([1.0, 2.0, 3.0, 4.0]))
+    # t(0.975, 3) = 3.182446305; sample std of 1..4 = 1.290994449
+    assert (mean, n) == (2.5, 4)
+    assert half == pytest.approx(3.182446305 * 1.290994449 / 2, rel=1e-8)
+    assert math.isnan(mean_ci(pd.Series([5.0]))[1])
