@@ -11,8 +11,20 @@ from ncmesh.models import honc as closed_forms
 
 
 @pytest.fixture(scope="module")
-def at_35():
-    return {scheme: honc2012.one_run(scheme, 0.35, seed=1, duration_s=1000.0) for scheme in ("tcpnc-e2e", "tcpnc-hbh", "honc")}
+def at_35(tmp_path_factory):
+    out = tmp_path_factory.mktemp("honc2012")
+    settings = honc2012.Settings(1000.0, (1,), (0.35,), (), ())
+    fig5 = honc2012.tables(_run(settings, out))[0]
+    return {row.scheme: row._asdict() for row in fig5.itertuples()}
+
+
+def _run(settings, out):
+    from ncmesh import results
+    from ncmesh.sweep import run_sweep
+
+    for sw in honc2012.sweeps(settings):
+        run_sweep(sw, out / "store.sqlite", jobs=2)
+    return results.load(out / "store.sqlite")
 
 
 def test_honc_approaches_the_per_hop_bound(at_35):
@@ -33,14 +45,12 @@ def test_honc_delay_is_below_end_to_end_coding(at_35):
     assert at_35["honc"]["delay_std_s"] < at_35["tcpnc-hbh"]["delay_std_s"]
 
 
-def test_pooled_delay_statistics_weigh_flows_by_bytes():
-    import pandas as pd
-
-    flows = pd.DataFrame({"goodput_bps": [1.0, 1.0], "delivered_bytes": [3, 1], "delay_mean_s": [1.0, 5.0], "delay_std_s": [0.0, 0.0]})
-    s = honc2012.summarise(flows)
-    # Mean (3*1 + 1*5)/4 = 2; variance (3*(1-2)^2 + 1*(5-2)^2)/4 = 3.
-    assert s["delay_mean_s"] == pytest.approx(2.0)
-    assert s["delay_std_s"] == pytest.approx(3**0.5)
+def test_an_interrupted_reproduction_resumes_without_rerunning(tmp_path):
+    settings = honc2012.Settings(200.0, (1,), (0.1,), (0.1,), (0.1,))
+    first = _run(settings, tmp_path)
+    again = _run(settings, tmp_path)
+    assert len(first) == len(again) == 4 + 3 + 1
+    assert list(first.finished_at) == list(again.finished_at), "finished runs are not repeated"
 
 
 def test_reproduce_json_has_one_row_per_scheme_and_loss(tmp_path, monkeypatch):

@@ -183,19 +183,28 @@ def tcp_demo(
 @reproduce_app.command("honc2012")
 def reproduce_honc2012(
     quick: Annotated[bool, typer.Option(help="One seed of 1000 s at four loss rates, instead of five seeds of 10000 s at eight.")] = False,
-    out: Annotated[Path, typer.Option(help="Directory for the tables and figures.")] = Path("honc2012-out"),
+    out: Annotated[Path, typer.Option(help="Directory for the tables, figures and the results store.")] = Path("honc2012-out"),
+    jobs: Annotated[Optional[int], typer.Option(help="Parallel runs; default: every core.")] = None,
+    dask: Annotated[Optional[str], typer.Option(help="Run on a Dask cluster: a scheduler address, or 'local'.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object, {\"rows\": [...]}, one row per scheme and P_e.")] = False,
 ) -> None:
-    """Seed 000: TCP, TCP/NC end to end and hop by hop, and TCP-HONC on the single path (Figs. 5-7)."""
+    """Seed 000: TCP, TCP/NC end to end and hop by hop, and TCP-HONC on the single path (Figs. 5-7).
+
+    Runs go into a results store in OUT, so an interrupted reproduction resumes.
+    """
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     from .experiments import honc2012
 
     settings = honc2012.Settings.of(quick)
     columns = (TextColumn("runs"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn())
-    with Progress(*columns, console=err, transient=True, disable=as_json) as bar:
-        task = bar.add_task("runs", total=settings.tasks())
-        result = honc2012.reproduce(quick, out, on_done=lambda: bar.advance(task))
+    try:
+        with Progress(*columns, console=err, transient=True, disable=as_json) as bar:
+            task = bar.add_task("runs", total=honc2012.runs_planned(quick))
+            result = honc2012.reproduce(quick, out, jobs=jobs, dask=dask, on_start=lambda _todo, skipped: bar.advance(task, skipped),
+                                        on_done=lambda _t, _o: bar.advance(task))
+    except KeyboardInterrupt:
+        raise fail(f"interrupted; finished runs are kept in {out / 'honc2012.sqlite'} and the next run resumes", 130) from None
     fig5, claims = result["fig5"], result["claims"]
     if as_json:
         print(json.dumps({"rows": honc2012.json_rows(fig5)}))

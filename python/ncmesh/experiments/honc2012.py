@@ -9,9 +9,7 @@ shows the result next to the paper's claims.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,10 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import results
 from ..files import write_atomically
 from ..models import honc as closed_forms
 from ..paths import scenario
-from ..simulate import run
+from ..sweep import Axis, Sweep, run_sweep
 
 WIRELESS_HOPS = 4
 CAPACITY_BPS = 1e6
@@ -59,95 +58,71 @@ class Settings:
         return cls(10_000.0, (1, 2, 3, 4, 5), (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35),
                    (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35), (0.02, 0.05, 0.1, 0.2, 0.3, 0.5))
 
-    def tasks(self) -> int:
-        fig5 = len(SCHEMES) * len(self.losses)
-        fig6 = 3 * len(self.estimated_losses)
-        fig7 = len(self.estimated_delays)
-        return (fig5 + fig6 + fig7) * len(self.seeds)
 
 
-def summarise(flows: pd.DataFrame) -> dict[str, float]:
-    """Totals over the flows: goodput summed; delay mean and standard
-    deviation pooled over every delivered packet (weighted by bytes)."""
-    weight = flows.delivered_bytes.to_numpy(dtype=float)
-    mean = flows.delay_mean_s.to_numpy(dtype=float)
-    std = flows.delay_std_s.to_numpy(dtype=float)
-    ok = weight > 0
-    total = weight[ok].sum()
-    if total == 0:
-        return {"throughput_bps": 0.0, "delay_mean_s": float("nan"), "delay_std_s": float("nan"), "fairness": float("nan")}
-    pooled_mean = float((weight[ok] * mean[ok]).sum() / total)
-    pooled_var = float((weight[ok] * (std[ok] ** 2 + (mean[ok] - pooled_mean) ** 2)).sum() / total)
-    x = flows.goodput_bps.to_numpy(dtype=float)
-    return {
-        "throughput_bps": float(x.sum()),
-        "delay_mean_s": pooled_mean,
-        "delay_std_s": pooled_var**0.5,
-        "fairness": float(x.sum() ** 2 / (len(x) * (x**2).sum())) if (x**2).sum() > 0 else float("nan"),
-    }
+METRICS = ["throughput_bps", "delay_mean_s", "delay_std_s", "fairness"]
+SCHEME_AXIS = ("coding.scheme", "tcp.variant")
 
 
-def one_run(scheme: str, loss: float, seed: int, duration_s: float, extra: dict[str, Any] | None = None) -> dict[str, float]:
-    overrides = {**COMMON, **SCHEMES[scheme], "link_class.wireless.loss": loss, "duration": duration_s, **(extra or {})}
-    return summarise(run(scenario("honc-single-path"), seed=seed, overrides=overrides).flows)
+def _scheme_name(coding: str) -> str:
+    return "tcp" if coding == "none" else coding
 
 
-def _parallel(jobs: list[tuple], fn: Callable, workers: int | None, on_done: Callable[[], None] | None) -> list[dict]:
-    def call(job: tuple) -> dict:
-        out = fn(*job)
-        if on_done:
-            on_done()
-        return out
-
-    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-        return list(pool.map(call, jobs))
+def _sweep(name: str, s: Settings, axes: list[Axis], fixed: dict[str, Any] | None = None) -> Sweep:
+    """A sweep over the single-path scenario, as a sweep file would give it."""
+    base = {**COMMON, "duration": s.duration_s, **(fixed or {})}
+    return Sweep(path=Path(f"<{name}>"), name=name, scenario=scenario("honc-single-path"), seeds=list(s.seeds), metrics=METRICS, fixed=base, axes=axes)
 
 
-def _mean_over_seeds(rows: list[dict], keys: list[str]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows)
-    metrics = ["throughput_bps", "delay_mean_s", "delay_std_s", "fairness"]
-    table = frame.groupby(keys, as_index=False)[metrics].mean()
-    table["throughput_sd"] = frame.groupby(keys)["throughput_bps"].std().to_numpy()
-    table["seeds"] = frame.groupby(keys).size().to_numpy()
+def sweeps(s: Settings) -> list[Sweep]:
+    """Fig. 5, Fig. 6 and Fig. 7 as three sweeps.
+
+    Fig. 6 varies the estimated loss rate q at actual loss P_e: each scheme
+    runs with the redundancy it would pick for q (1/(1-q)^4 end to end,
+    1/(1-q) per hop, both with the default 10% margin), TCP-HONC with q as
+    its fixed loss estimate. Every row sets both keys, so q is always
+    `coding.honc.fixed_loss`; the key a scheme does not read changes nothing.
+    Fig. 7 fixes TCP-HONC's propagation-delay estimate in eq. (9).
+    """
+    fig5 = _sweep("honc2012-fig5", s, [
+        Axis(SCHEME_AXIS, [(SCHEMES[k]["coding.scheme"], SCHEMES[k]["tcp.variant"]) for k in SCHEMES], 0),
+        Axis(("link_class.wireless.loss",), [(p,) for p in s.losses], 0),
+    ])
+    estimates = []
+    for q in s.estimated_losses:
+        estimates += [("tcpnc-e2e", "vegas", 1.1 / (1 - q) ** WIRELESS_HOPS, q), ("tcpnc-hbh", "vegas", 1.1 / (1 - q), q), ("honc", "newreno", 1.1 / (1 - q), q)]
+    fig6 = _sweep("honc2012-fig6", s, [Axis((*SCHEME_AXIS, "coding.tcpnc.redundancy", "coding.honc.fixed_loss"), estimates, 0)],
+                  {"link_class.wireless.loss": s.robustness_loss})
+    fig7 = _sweep("honc2012-fig7", s, [Axis(("coding.honc.fixed_delay",), [(d,) for d in s.estimated_delays], 0)],
+                  {"link_class.wireless.loss": s.robustness_loss, **SCHEMES["honc"]})
+    return [fig5, fig6, fig7]
+
+
+def _table(runs: pd.DataFrame, name: str, keys: dict[str, str]) -> pd.DataFrame:
+    """Mean over seeds of one sweep's runs, with the swept keys renamed."""
+    rows = runs[(runs.sweep == name) & (runs.status == "ok")]
+    rows = rows.reindex(columns=[*rows.columns, *(k for k in keys if k not in rows.columns)]).rename(columns=keys)
+    by = list(keys.values())
+    table = rows.groupby(by, as_index=False)[METRICS].mean()
+    stats = rows.groupby(by)["throughput_bps"].agg(["std", "size"]).reset_index(drop=True)
+    table["throughput_sd"] = stats["std"].to_numpy()
+    table["seeds"] = stats["size"].to_numpy()
     return table
 
 
-def figure5(s: Settings, workers: int | None = None, on_done: Callable[[], None] | None = None) -> pd.DataFrame:
-    jobs = [(scheme, p, seed) for scheme in SCHEMES for p in s.losses for seed in s.seeds]
-    rows = _parallel(jobs, lambda scheme, p, seed: {"scheme": scheme, "loss": p, "seed": seed, **one_run(scheme, p, seed, s.duration_s)}, workers, on_done)
-    table = _mean_over_seeds(rows, ["scheme", "loss"])
-    table.insert(1, "scenario", "single")
-    return table
+def tables(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    fig5 = _table(runs, "honc2012-fig5", {"coding.scheme": "scheme", "link_class.wireless.loss": "loss"})
+    fig5["scheme"] = fig5.scheme.map(_scheme_name)
+    fig5.insert(1, "scenario", "single")
+    fig6 = _table(runs, "honc2012-fig6", {"coding.scheme": "scheme", "coding.honc.fixed_loss": "estimated_loss"})
+    fig6["scheme"] = fig6.scheme.map(_scheme_name)
+    fig7 = _table(runs, "honc2012-fig7", {"coding.honc.fixed_delay": "estimated_delay_s"})
+    order = {k: i for i, k in enumerate(SCHEMES)}
 
+    def in_scheme_order(t: pd.DataFrame) -> pd.DataFrame:
+        return t.sort_values(["scheme"], key=lambda c: c.map(order), kind="stable", ignore_index=True)
 
-def figure6(s: Settings, workers: int | None = None, on_done: Callable[[], None] | None = None) -> pd.DataFrame:
-    """Throughput against the estimated loss rate q at actual loss P_e: the
-    redundancy each scheme would pick for q (1/(1-q)^4 end to end, 1/(1-q)
-    per hop, both with the default 10% margin) or, for TCP-HONC, q fixed as
-    its loss estimate."""
-
-    def settings_for(scheme: str, q: float) -> dict[str, Any]:
-        if scheme == "tcpnc-e2e":
-            return {"coding.tcpnc.redundancy": 1.1 / (1 - q) ** WIRELESS_HOPS}
-        if scheme == "tcpnc-hbh":
-            return {"coding.tcpnc.redundancy": 1.1 / (1 - q)}
-        return {"coding.honc.fixed_loss": q}
-
-    def job(scheme: str, q: float, seed: int) -> dict:
-        return {"scheme": scheme, "estimated_loss": q, "seed": seed, **one_run(scheme, s.robustness_loss, seed, s.duration_s, settings_for(scheme, q))}
-
-    jobs = [(scheme, q, seed) for scheme in ("tcpnc-e2e", "tcpnc-hbh", "honc") for q in s.estimated_losses for seed in s.seeds]
-    return _mean_over_seeds(_parallel(jobs, job, workers, on_done), ["scheme", "estimated_loss"])
-
-
-def figure7(s: Settings, workers: int | None = None, on_done: Callable[[], None] | None = None) -> pd.DataFrame:
-    """TCP-HONC's throughput and delay against a fixed propagation-delay estimate (eq. 9)."""
-
-    def job(d: float, seed: int) -> dict:
-        return {"estimated_delay_s": d, "seed": seed, **one_run("honc", s.robustness_loss, seed, s.duration_s, {"coding.honc.fixed_delay": d})}
-
-    jobs = [(d, seed) for d in s.estimated_delays for seed in s.seeds]
-    return _mean_over_seeds(_parallel(jobs, job, workers, on_done), ["estimated_delay_s"])
+    return in_scheme_order(fig5), in_scheme_order(fig6), fig7
 
 
 def headline(fig5: pd.DataFrame) -> pd.DataFrame:
@@ -223,17 +198,29 @@ def plot(fig5: pd.DataFrame, fig6: pd.DataFrame, fig7: pd.DataFrame, out: Path) 
     return written
 
 
-def reproduce(quick: bool, out: Path, workers: int | None = None, on_done: Callable[[], None] | None = None) -> dict[str, Any]:
+def runs_planned(quick: bool) -> int:
+    """How many runs the reproduction makes, for a progress bar."""
+    return sum(len(sw.seeds) * sum(1 for _ in sw.points()) for sw in sweeps(Settings.of(quick)))
+
+
+def reproduce(quick: bool, out: Path, db: Path | None = None, jobs: int | None = None, dask: str | None = None,
+              on_start: Callable[[int, int], None] | None = None, on_done: Callable[[Any, Any], None] | None = None) -> dict[str, Any]:
+    """Runs the three sweeps into a results store (``out/honc2012.sqlite`` by
+    default), which makes an interrupted reproduction resume where it
+    stopped, then writes the tables and figures."""
     s = Settings.of(quick)
-    fig5 = figure5(s, workers, on_done)
-    fig6 = figure6(s, workers, on_done)
+    db = db or out / "honc2012.sqlite"
+    out.mkdir(parents=True, exist_ok=True)
+    for sw in sweeps(s):
+        if run_sweep(sw, db, jobs=jobs, dask=dask, on_start=on_start, on_done=on_done).interrupted:
+            raise KeyboardInterrupt
+    fig5, fig6, fig7 = tables(results.load(db))
     fig6.attrs["actual_loss"] = s.robustness_loss
-    fig7 = figure7(s, workers, on_done)
     claims = headline(fig5)
     for name, frame in (("fig5", fig5), ("fig6", fig6), ("fig7", fig7), ("claims", claims)):
         write_atomically(out / f"honc2012-{name}.csv", lambda p, f=frame: f.to_csv(p, index=False))
     figures = plot(fig5, fig6, fig7, out)
-    return {"fig5": fig5, "fig6": fig6, "fig7": fig7, "claims": claims, "figures": figures}
+    return {"fig5": fig5, "fig6": fig6, "fig7": fig7, "claims": claims, "figures": figures, "db": db}
 
 
 def json_rows(fig5: pd.DataFrame) -> list[dict[str, Any]]:
