@@ -10,9 +10,9 @@ from ncmesh.experiments import zhang2014
 
 
 @pytest.fixture(scope="module")
-def table():
+def table(tmp_path_factory):
     settings = zhang2014.Settings(duration_s=2000.0, seeds=(1, 2), erasures=(0.0, 0.15), windows=())
-    return zhang2014.sweep(settings)
+    return zhang2014.sweep(settings, tmp_path_factory.mktemp("zhang") / "store.sqlite", jobs=2)
 
 
 def test_model_and_simulation_agree_where_the_window_or_timeouts_dominate(table):

@@ -231,17 +231,26 @@ def reproduce_honc2012(
 @reproduce_app.command("zhang2014")
 def reproduce_zhang2014(
     quick: Annotated[bool, typer.Option(help="2 seeds of 2000 s instead of 5 of 10000 s.")] = False,
-    out: Annotated[Path, typer.Option(help="Directory for the tables and figures.")] = Path("zhang2014-out"),
+    out: Annotated[Path, typer.Option(help="Directory for the tables, figures and the results store.")] = Path("zhang2014-out"),
+    jobs: Annotated[Optional[int], typer.Option(help="Parallel runs; default: every core.")] = None,
+    dask: Annotated[Optional[str], typer.Option(help="Run on a Dask cluster: a scheduler address, or 'local'.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with the rows.")] = False,
 ) -> None:
-    """Seed 002: the TCP-NC Markov model, Kim and Abouzeid against simulated TCP/NC on Reno."""
+    """Seed 002: the TCP-NC Markov model, Kim and Abouzeid against simulated TCP/NC on Reno.
+
+    Runs go into a results store in OUT, so an interrupted reproduction resumes.
+    """
     from rich.progress import Progress
 
     from .experiments import zhang2014
 
-    with Progress(console=err, transient=True, disable=as_json) as bar:
-        task = bar.add_task("simulating", total=zhang2014.tasks(quick))
-        result = zhang2014.reproduce(quick, out, on_done=lambda: bar.advance(task))
+    try:
+        with Progress(console=err, transient=True, disable=as_json) as bar:
+            task = bar.add_task("simulating", total=zhang2014.runs_planned(quick))
+            result = zhang2014.reproduce(quick, out, jobs=jobs, dask=dask, on_start=lambda _todo, skipped: bar.advance(task, skipped),
+                                         on_done=lambda _t, _o: bar.advance(task))
+    except KeyboardInterrupt:
+        raise fail(f"interrupted; finished runs are kept in {out / 'zhang2014.sqlite'} and the next run resumes", 130) from None
     table, shares = result["table"], result["fairness"]
     if as_json:
         print(json.dumps({"rows": zhang2014.rows_json(table), "fairness": zhang2014.rows_json(shares)}))

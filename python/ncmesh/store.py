@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 METRICS: dict[str, str] = {
     "throughput_bps": "sum over flows of goodput",
@@ -44,6 +44,7 @@ METRICS: dict[str, str] = {
     "completion_s": "last flow completion time (NULL if some flow did not complete)",
     "fairness": "Jain's index over flow goodputs",
     "delivered_bytes": "sum over flows",
+    "acked_bytes": "sum over flows of the bytes TCP saw acknowledged (what coded transports report as seen)",
     "packets_sent": "sum over flows",
     "retransmits": "sum over flows",
     "timeouts": "sum over flows",
@@ -53,7 +54,7 @@ METRICS: dict[str, str] = {
 }
 """Every metric a sweep may keep, with how it is computed from the flows."""
 
-INTEGER_METRICS = {"delivered_bytes", "packets_sent", "retransmits", "timeouts", "link_losses", "queue_drops", "events"}
+INTEGER_METRICS = {"delivered_bytes", "acked_bytes", "packets_sent", "retransmits", "timeouts", "link_losses", "queue_drops", "events"}
 
 STATUSES = ("ok", "failed", "null")
 

@@ -518,6 +518,7 @@ def summarize(result: RunResult) -> dict[str, Any]:
         "completion_s": float(completion.max()) if n and np.isfinite(completion).all() else math.nan,
         "fairness": float(result.fairness),
         "delivered_bytes": int(weights.sum()),
+        "acked_bytes": total(flows, "acked_bytes"),
         "packets_sent": total(flows, "packets_sent"),
         "retransmits": total(flows, "retransmits"),
         "timeouts": total(flows, "timeouts"),

@@ -8,44 +8,34 @@ result and where the model and the simulation part.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
+from .. import results
 from ..files import write_atomically
 from ..models import abouzeid, kim, markov
+from ..paths import scenario
 from ..simulate import run
+from ..sweep import Axis, Sweep, run_sweep
 
 HOPS = 4
 LINK_RTT_S = 0.8  # four hops of 100 ms each way
 PACKET_BYTES = 1000
 
 
-def tandem(erasure: float, cwmax: int, redundancy: float, duration_s: float, seed: int, capacity: str = "1Mbps") -> dict[str, Any]:
-    """Sec. 5.1 topology (a): a four-hop tandem of 1 Mbit/s, 100 ms links,
-    1 KB packets, equal loss on every hop so that the end-to-end erasure is
-    ``erasure``. Only data packets are erased, as the model assumes."""
-    hop = 1.0 - (1.0 - erasure) ** (1.0 / HOPS)
-    nodes = list(range(1, HOPS + 2))
-    links = [{"between": [a, b], "capacity": capacity, "delay": "100ms", "loss": hop, "reverse_loss": 0.0, "queue": 1000}
-             for a, b in zip(nodes, nodes[1:])]
-    return {
-        "name": "zhang2014-tandem",
-        "duration": duration_s,
-        "seed": seed,
-        "nodes": nodes,
-        "links": links,
-        "tcp": {"variant": "reno", "mss": PACKET_BYTES, "rcv_window": cwmax},
-        "flows": [{"src": nodes[0], "dst": nodes[-1], "app": "bulk"}],
-        "coding": {"scheme": "tcpnc-e2e", "tcpnc": {"redundancy": redundancy}},
-        "probes": {"interval": 1.0, "cwnd": True},
-    }
+def hop_loss(erasure: float) -> float:
+    """The loss on each of the four hops that gives end-to-end erasure ``erasure``."""
+    return 1.0 - (1.0 - erasure) ** (1.0 / HOPS)
+
+
+def erasure_of(hop: float) -> float:
+    return round(1.0 - (1.0 - hop) ** HOPS, 9)
 
 
 @dataclass(frozen=True)
@@ -62,41 +52,35 @@ class Settings:
         return cls(10_000.0, (1, 2, 3, 4, 5), (0.0, 0.01, 0.02, 0.05, 0.08, 0.1, 0.15, 0.2), (10, 20, 30, 50, 75, 100))
 
 
-def simulate_point(erasure: float, cwmax: int, redundancy: float, duration_s: float, seed: int) -> dict[str, float]:
-    """Throughput and mean visual window of one run.
-
-    Throughput counts what TCP saw acknowledged, as the model does (seed 002
-    eq. 15 counts ACKs); with R = 1 the sink acknowledges packets as it sees
-    them, which can be well ahead of decoding them.
-
-    The model's visual window never exceeds CW_max (seed 002 sec. 4.2), while
-    a window-limited TCP keeps growing cwnd, so the simulated mean is taken
-    over min(cwnd, CW_max)."""
-    r = run(tandem(erasure, cwmax, redundancy, duration_s, seed))
-    f = r.flows.iloc[0]
-    window = np.minimum(r.cwnd.cwnd_bytes.to_numpy() / PACKET_BYTES, cwmax)
-    return {
-        "throughput_pkts_per_s": f.acked_bytes / PACKET_BYTES / duration_s,
-        "goodput_pkts_per_s": f.goodput_bps / 8 / PACKET_BYTES,
-        "mean_cwnd": float(window.mean()),
-        "timeouts": float(f.timeouts),
-    }
+def model_sweep(s: Settings, redundancy: float = 1.0) -> Sweep:
+    """Fig. 7: erasure at CW_max 50, and CW_max at 5% erasure, on topology (a)."""
+    points = [(hop_loss(p), 50) for p in s.erasures] + [(hop_loss(0.05), w) for w in s.windows if w != 50]
+    return Sweep(path=Path("<zhang2014>"), name="zhang2014", scenario=scenario("zhang2014-tandem"), seeds=list(s.seeds),
+                 metrics=["acked_bytes", "throughput_bps", "timeouts"],
+                 fixed={"duration": s.duration_s, "coding.tcpnc.redundancy": redundancy},
+                 axes=[Axis(("link_class.hop.loss", "tcp.rcv_window"), points, 0)])
 
 
-def sweep(settings: Settings, redundancy: float = 1.0, jobs: int | None = None, on_done: Callable[[], None] | None = None) -> pd.DataFrame:
-    """Every (erasure at CW_max 50) and (CW_max at 5% erasure) point, averaged over seeds, beside the models."""
-    points = [(p, 50) for p in settings.erasures] + [(0.05, w) for w in settings.windows if w != 50]
-    tasks = [(p, w, s) for p, w in points for s in settings.seeds]
+def mean_window(series_path: str, cwmax: int) -> float:
+    """The model's visual window never exceeds CW_max (seed 002 sec. 4.2),
+    while a window-limited TCP keeps growing cwnd: average min(cwnd, CW_max)."""
+    table = pq.read_table(series_path, filters=[("series", "=", "cwnd_bytes")]).to_pandas()
+    return float(np.minimum(table.value.to_numpy() / PACKET_BYTES, cwmax).mean())
 
-    def one(task: tuple[float, int, int]) -> dict[str, float]:
-        p, w, s = task
-        out = {"erasure": p, "cwmax": w, "seed": s, **simulate_point(p, w, redundancy, settings.duration_s, s)}
-        if on_done:
-            on_done()
-        return out
 
-    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-        runs = pd.DataFrame(list(pool.map(one, tasks)))
+def compare(runs: pd.DataFrame, s: Settings, redundancy: float = 1.0) -> pd.DataFrame:
+    """The simulated points beside the three models.
+
+    Simulated throughput counts what TCP saw acknowledged, as the model does
+    (seed 002 eq. 15 counts ACKs); with R = 1 the sink acknowledges packets
+    as it sees them, which can be well ahead of decoding them.
+    """
+    runs = runs[(runs.sweep == "zhang2014") & (runs.status == "ok")].copy()
+    runs["erasure"] = runs["link_class.hop.loss"].map(erasure_of)
+    runs["cwmax"] = runs["tcp.rcv_window"].astype(int)
+    runs["throughput_pkts_per_s"] = runs.acked_bytes / PACKET_BYTES / s.duration_s
+    runs["goodput_pkts_per_s"] = runs.throughput_bps / 8 / PACKET_BYTES
+    runs["mean_cwnd"] = [mean_window(path, w) for path, w in zip(runs.series, runs.cwmax)]
     table = runs.groupby(["erasure", "cwmax"], as_index=False).agg(
         sim_throughput=("throughput_pkts_per_s", "mean"),
         sim_throughput_std=("throughput_pkts_per_s", "std"),
@@ -107,7 +91,7 @@ def sweep(settings: Settings, redundancy: float = 1.0, jobs: int | None = None, 
     model = markov.solve(table.erasure.to_numpy(), table.cwmax.to_numpy(), LINK_RTT_S, redundancy)
     table["markov_throughput"] = np.asarray(model.throughput_pkts_per_s, dtype=float)
     table["markov_cwnd"] = np.asarray(model.mean_cwnd, dtype=float)
-    table["kim_throughput"] = np.asarray(kim.throughput(table.cwmax.to_numpy(), LINK_RTT_S, settings.duration_s), dtype=float)
+    table["kim_throughput"] = np.asarray(kim.throughput(table.cwmax.to_numpy(), LINK_RTT_S, s.duration_s), dtype=float)
     p_visible = np.asarray(markov.effective_loss(table.erasure.to_numpy(), redundancy), dtype=float)
     table["abouzeid_throughput"] = [float(abouzeid.throughput(max(pv, 1e-6), LINK_RTT_S, int(w))) for pv, w in zip(p_visible, table.cwmax)]
     table["throughput_error"] = table.sim_throughput / table.markov_throughput - 1
@@ -115,25 +99,32 @@ def sweep(settings: Settings, redundancy: float = 1.0, jobs: int | None = None, 
     return table
 
 
-def fairness(settings: Settings, erasure: float = 0.06, capacity: str = "0.05Mbps") -> pd.DataFrame:
+def sweep(s: Settings, db: Path, jobs: int | None = None, dask: str | None = None,
+          on_start: Callable[[int, int], None] | None = None, on_done: Callable[[Any, Any], None] | None = None) -> pd.DataFrame:
+    """Runs what the store ``db`` does not hold yet and compares."""
+    if run_sweep(model_sweep(s), db, jobs=jobs, dask=dask, on_start=on_start, on_done=on_done).interrupted:
+        raise KeyboardInterrupt
+    return compare(results.load(db), s)
+
+
+def fairness(s: Settings, erasure: float = 0.06, capacity: str = "0.05Mbps") -> pd.DataFrame:
     """Sec. 5.6: one TCP-NC and one TCP-Reno flow share a 0.05 Mbit/s tandem
     at 6% end-to-end erasure. The model picks the R that equalises them; the
-    simulation reports the throughput ratio at that R and at 1/(1-p)."""
+    simulation reports the ratio of what each TCP saw acknowledged at that R
+    and at 1/(1-p)."""
     bottleneck = 50e3 / 8 / PACKET_BYTES
-    # The round trip of a full 0.05 Mbit/s path: propagation plus one packet's serialisation per hop.
-    rtt = LINK_RTT_S + HOPS * 2 * PACKET_BYTES * 8 / 50e3 / 2
+    # The round trip of the slow path: propagation plus one packet's serialisation per hop.
+    rtt = LINK_RTT_S + HOPS * PACKET_BYTES * 8 / 50e3
     chosen = markov.equalising_redundancy(erasure, 50, rtt, bottleneck=bottleneck)
+    flows = [{"src": 1, "dst": HOPS + 1, "app": "bulk", "coding": "tcpnc-e2e"}, {"src": 1, "dst": HOPS + 1, "app": "bulk", "coding": "none"}]
     rows = []
     for label, r in (("model", chosen), ("1/(1-p)", 1.0 / (1.0 - erasure))):
         ratios = []
-        for seed in settings.seeds:
-            scenario = tandem(erasure, 50, r, settings.duration_s, seed, capacity)
-            scenario["flows"] = [
-                {"src": 1, "dst": HOPS + 1, "app": "bulk", "coding": "tcpnc-e2e"},
-                {"src": 1, "dst": HOPS + 1, "app": "bulk", "coding": "none"},
-            ]
-            flows = run(scenario).flows
-            ratios.append(flows.acked_bytes.iloc[0] / max(flows.acked_bytes.iloc[1], 1))
+        for seed in s.seeds:
+            overrides = {"duration": s.duration_s, "link_class.hop.capacity": capacity, "link_class.hop.loss": hop_loss(erasure),
+                         "coding.tcpnc.redundancy": r, "flows": flows}
+            acked = run(scenario("zhang2014-tandem"), seed=seed, overrides=overrides).flows.acked_bytes
+            ratios.append(acked.iloc[0] / max(acked.iloc[1], 1))
         rows.append({"redundancy": label, "R": r, "nc_to_reno_ratio": float(np.mean(ratios))})
     return pd.DataFrame(rows)
 
@@ -170,20 +161,24 @@ def plot(table: pd.DataFrame, out: Path) -> list[Path]:
     return written
 
 
-def reproduce(quick: bool, out: Path, jobs: int | None = None, on_done: Callable[[], None] | None = None) -> dict[str, Any]:
+def reproduce(quick: bool, out: Path, db: Path | None = None, jobs: int | None = None, dask: str | None = None,
+              on_start: Callable[[int, int], None] | None = None, on_done: Callable[[Any, Any], None] | None = None) -> dict[str, Any]:
+    """The sweep into a results store (``out/zhang2014.sqlite`` by default, so
+    an interrupted reproduction resumes), the fairness runs, tables and figures."""
     settings = Settings.of(quick)
-    table = sweep(settings, jobs=jobs, on_done=on_done)
+    out.mkdir(parents=True, exist_ok=True)
+    table = sweep(settings, db or out / "zhang2014.sqlite", jobs, dask, on_start, on_done)
     shares = fairness(settings)
     write_atomically(out / "zhang2014.csv", lambda p: table.to_csv(p, index=False))
     write_atomically(out / "zhang2014-fairness.csv", lambda p: shares.to_csv(p, index=False))
     figures = plot(table, out)
-    return {"table": table, "fairness": shares, "figures": figures, "runs": len(table) * len(settings.seeds)}
+    return {"table": table, "fairness": shares, "figures": figures}
 
 
-def tasks(quick: bool) -> int:
-    """How many simulation runs the sweep makes, for a progress bar."""
-    s = Settings.of(quick)
-    return (len(s.erasures) + len([w for w in s.windows if w != 50])) * len(s.seeds)
+def runs_planned(quick: bool) -> int:
+    """How many runs the sweep makes, for a progress bar."""
+    sw = model_sweep(Settings.of(quick))
+    return len(sw.seeds) * sum(1 for _ in sw.points())
 
 
 def rows_json(table: pd.DataFrame) -> list[dict[str, Any]]:
@@ -191,4 +186,4 @@ def rows_json(table: pd.DataFrame) -> list[dict[str, Any]]:
             for row in table.to_dict("records")]
 
 
-__all__: Sequence[str] = ["tandem", "sweep", "fairness", "plot", "reproduce", "Settings"]
+__all__: Sequence[str] = ["sweep", "compare", "fairness", "plot", "reproduce", "Settings"]
