@@ -2,6 +2,7 @@
 
 import json
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -53,15 +54,44 @@ def test_an_interrupted_reproduction_resumes_without_rerunning(tmp_path):
     assert list(first.finished_at) == list(again.finished_at), "finished runs are not repeated"
 
 
-def test_reproduce_json_has_one_row_per_scheme_and_loss(tmp_path, monkeypatch):
-    small = honc2012.Settings(300.0, (1,), (0.0, 0.2), (0.2,), (0.1,))
+def test_reproduce_json_has_one_row_per_scheme_loss_and_scenario(tmp_path, monkeypatch):
+    small = honc2012.Settings(300.0, (1,), (0.0, 0.2), (0.2,), (0.1,), multi_losses=(0.35,), fairness_loss=0.0)
     monkeypatch.setattr(honc2012.Settings, "of", classmethod(lambda cls, quick: small))
     result = CliRunner().invoke(app, ["reproduce", "honc2012", "--quick", "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)["rows"]
-    assert {(r["scheme"], r["loss"]) for r in rows} == {(s, p) for s in ("tcp", "tcpnc-e2e", "tcpnc-hbh", "honc") for p in (0.0, 0.2)}
+    schemes = ("tcp", "tcpnc-e2e", "tcpnc-hbh", "honc")
+    assert {(r["scheme"], r["scenario"], r["loss"]) for r in rows} == (
+        {(s, "single", p) for s in schemes for p in (0.0, 0.2)} | {(s, "multi", 0.35) for s in schemes})
     for r in rows:
-        assert r["scenario"] == "single" and r["seeds"] == 1
+        assert r["seeds"] == 1
         assert set(r) == {"scheme", "scenario", "loss", "throughput_bps", "delay_mean_s", "delay_std_s", "seeds"}
-    for name in ("honc2012-fig5.png", "honc2012-fig5.svg", "honc2012-fig6-7.png", "honc2012-fig5.csv", "honc2012-claims.csv"):
+    multi = {r["scheme"]: r for r in rows if r["scenario"] == "multi"}
+    # Section 6.2.1: HONC spreads the red flows over both paths, TCP/NC end to end cannot.
+    assert multi["honc"]["throughput_bps"] > 3 * multi["tcpnc-e2e"]["throughput_bps"]
+    for name in ("honc2012-fig5.png", "honc2012-fig5.svg", "honc2012-fig6-7.png", "honc2012-fig5.csv", "honc2012-claims.csv",
+                 "honc2012-fig8.png", "honc2012-fig8.svg", "honc2012-fig8.csv", "honc2012-fig8c.csv", "honc2012-fig8d.csv"):
         assert (tmp_path / name).stat().st_size > 0
+    claims = pd.read_csv(tmp_path / "honc2012-claims.csv").set_index("claim")
+    multipath = claims.loc["TCP-HONC / TCP/NC end-to-end, multipath throughput"]
+    assert multipath.paper == 3.47 and multipath.loss == 0.35 and multipath.measured > 3
+
+
+def test_fig8_fairness_run_shares_the_bottleneck(tmp_path):
+    """Section 6.2.2: flows 1-4 alone, then with flows 5-8 sharing hop (3, 5)."""
+    from ncmesh import results
+    from ncmesh.sweep import run_sweep
+
+    settings = honc2012.Settings(300.0, (1,), (), (), (), fairness_loss=0.0)
+    (sweep,) = honc2012.multi_sweeps(settings)
+    run_sweep(sweep, tmp_path / "store.sqlite", jobs=1)
+    flows, queue = honc2012.fairness_series(results.load(tmp_path / "store.sqlite"))
+    assert sorted(flows.flow.unique()) == list(range(1, 9))
+    both = flows[(flows.time_s >= 300) & (flows.time_s < 780)].groupby("flow").throughput_bps.mean()
+    alone = flows[(flows.time_s >= 40) & (flows.time_s < 200) & (flows.flow <= 4)].groupby("flow").throughput_bps.mean()
+    # Near the fair shares (0.375 and 0.5 Mbit/s), and even among flows.
+    assert both.min() > 0.7 * 0.375e6 and both.max() < 1.2 * 0.375e6, both
+    assert alone.min() > 0.7 * 0.5e6, alone
+    assert both.min() > 0.8 * both.max()
+    # Node 3's queue: sampled every 2 s, bounded well below the receive windows.
+    assert len(queue) == 500 and 0 < queue.packets.max() <= 100

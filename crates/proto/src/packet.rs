@@ -78,4 +78,12 @@ pub trait HopLayer: Debug + Send {
     fn poll_packet(&mut self, now: Instant) -> Option<Packet>;
     /// Packets waiting for the link to `next`, for queue probes.
     fn queue_len(&self, next: u32) -> usize;
+    /// Where routing offers `flow` several next hops (neighbours, in the
+    /// routing's order of preference), which one this packet takes; called
+    /// just before `handle_forward`. `None` leaves the choice to routing,
+    /// which keeps each flow on one path: a layer that returns `Some` must
+    /// cope with the reordering that spreading one flow over paths causes.
+    fn choose_next_hop(&mut self, _now: Instant, _flow: u32, _candidates: &[u32]) -> Option<u32> {
+        None
+    }
 }

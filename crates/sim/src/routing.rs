@@ -1,7 +1,10 @@
 //! Static routing: shortest paths by hop count, static routes that override
-//! them at a node, and per-flow pinned paths. Each flow gets its own
-//! next-hop table for each direction, so forwarding is one array lookup and
-//! a multipath split keeps every flow on one path, as TCP needs.
+//! them at a node, and per-flow pinned paths (one or several). Each flow
+//! gets its own next-hop table for each direction, so forwarding is one
+//! array lookup and a multipath split keeps every flow on one path, as TCP
+//! needs. A flow pinned to several paths also keeps, at the few nodes where
+//! they part, every next hop they offer, for a hop layer that spreads
+//! packets itself (TCP-HONC's eq. 16).
 
 use crate::scenario::{NodeId, ScenarioSpec};
 use std::collections::{HashMap, VecDeque};
@@ -14,6 +17,44 @@ pub type ChannelIndex = u32;
 
 /// No route: the entry of a node that a flow does not cross.
 pub const NO_ROUTE: ChannelIndex = ChannelIndex::MAX;
+
+/// A flow's routes one way.
+#[derive(Clone, Debug, Default)]
+pub struct FlowRoutes {
+    /// The channel each node uses unless its hop layer picks another
+    /// candidate: `NO_ROUTE` off the flow's paths.
+    pub table: Vec<ChannelIndex>,
+    /// Nodes with more than one candidate, with their neighbours and the
+    /// channels to them, the table's choice first. Kept apart and usually
+    /// empty so that single-path forwarding stays one lookup.
+    pub branches: Vec<Branch>,
+}
+
+/// Where a flow's paths part.
+#[derive(Clone, Debug)]
+pub struct Branch {
+    pub node: NodeIndex,
+    /// Candidate next hops, as the node indices a hop layer knows them by.
+    pub next: Box<[NodeIndex]>,
+    /// The channel to each of `next`.
+    pub channels: Box<[ChannelIndex]>,
+}
+
+impl FlowRoutes {
+    /// A single route: no branches.
+    pub fn single(table: Vec<ChannelIndex>) -> FlowRoutes {
+        FlowRoutes { table, branches: Vec::new() }
+    }
+
+    /// The candidates at `node`, when it has more than one.
+    #[inline]
+    pub fn branch(&self, node: NodeIndex) -> Option<&Branch> {
+        if self.branches.is_empty() {
+            return None;
+        }
+        self.branches.iter().find(|b| b.node == node)
+    }
+}
 
 /// Nodes and the channels between them, as indices.
 #[derive(Clone, Debug)]
@@ -116,4 +157,81 @@ impl Topology {
         }
         table
     }
+
+    /// The routes of a flow pinned to several node paths, each already
+    /// checked to be linked and loop-free. The table follows path
+    /// `flow % paths.len()` wherever that path goes, as static multipath
+    /// routes split flows, and the first path through a node elsewhere; so
+    /// a flow whose nodes never choose stays on one path.
+    pub fn multipath(&self, flow: u32, paths: &[Vec<NodeIndex>]) -> Result<FlowRoutes, String> {
+        let mut table = vec![NO_ROUTE; self.out.len()];
+        let chosen = flow as usize % paths.len().max(1);
+        let order = std::iter::once(chosen).chain((0..paths.len()).filter(|&j| j != chosen));
+        let mut candidates: Vec<Vec<(NodeIndex, ChannelIndex)>> = vec![Vec::new(); self.out.len()];
+        for j in order {
+            for w in paths[j].windows(2) {
+                let c = self.channel(w[0], w[1]).ok_or_else(|| format!("nodes {} and {} on the path are not linked", self.labels[w[0] as usize], self.labels[w[1] as usize]))?;
+                let here = &mut candidates[w[0] as usize];
+                if !here.iter().any(|&(_, k)| k == c) {
+                    here.push((w[1], c));
+                }
+                if table[w[0] as usize] == NO_ROUTE {
+                    table[w[0] as usize] = c;
+                }
+            }
+        }
+        let branches = candidates
+            .into_iter()
+            .enumerate()
+            .filter(|(_, c)| c.len() > 1)
+            .map(|(node, c)| Branch { node: node as NodeIndex, next: c.iter().map(|&(n, _)| n).collect(), channels: c.iter().map(|&(_, k)| k).collect() })
+            .collect();
+        Ok(FlowRoutes { table, branches })
+    }
+}
+
+/// The index of a path (into `paths`) that closes a directed cycle with the
+/// paths before it, if any: a packet free to take any of them at every
+/// branch could otherwise circle for ever.
+pub fn first_cycle(nodes: usize, paths: &[Vec<NodeIndex>]) -> Option<usize> {
+    let mut edges: Vec<Vec<NodeIndex>> = vec![Vec::new(); nodes];
+    for (j, path) in paths.iter().enumerate() {
+        for w in path.windows(2) {
+            if !edges[w[0] as usize].contains(&w[1]) {
+                edges[w[0] as usize].push(w[1]);
+            }
+        }
+        if has_cycle(&edges) {
+            return Some(j);
+        }
+    }
+    None
+}
+
+fn has_cycle(edges: &[Vec<NodeIndex>]) -> bool {
+    // Colours: 0 unvisited, 1 on the stack, 2 done; iterative DFS.
+    let mut colour = vec![0u8; edges.len()];
+    for root in 0..edges.len() {
+        if colour[root] != 0 {
+            continue;
+        }
+        let mut stack = vec![(root, 0usize)];
+        colour[root] = 1;
+        while let Some((u, i)) = stack.pop() {
+            if let Some(&v) = edges[u].get(i) {
+                stack.push((u, i + 1));
+                match colour[v as usize] {
+                    1 => return true,
+                    0 => {
+                        colour[v as usize] = 1;
+                        stack.push((v as usize, 0));
+                    }
+                    _ => {}
+                }
+            } else {
+                colour[u] = 2;
+            }
+        }
+    }
+    false
 }

@@ -25,7 +25,7 @@ use crate::metrics::{jain_index, Histogram, Moments, Series as Bins};
 use crate::queue::DropTail;
 use crate::result::{FlowSummary, LinkSummary, RunResult, Series};
 use crate::rng::{Purpose, Rng};
-use crate::routing::{ChannelIndex, NodeIndex, Topology, NO_ROUTE};
+use crate::routing::{ChannelIndex, FlowRoutes, NodeIndex, Topology, NO_ROUTE};
 use crate::scenario::{AppKind, QueueProbe, Scenario, ScenarioSpec, Scheme};
 use ncmesh_proto::packet::UDP_HEADER_BYTES;
 use ncmesh_proto::tcp::{TcpReceiver, TcpSender};
@@ -62,8 +62,8 @@ struct Flow {
     bytes: Option<u64>,
     start: Instant,
     stop: Instant,
-    /// Next-hop channel per node, for each direction.
-    next_hop: [Vec<ChannelIndex>; 2],
+    /// Next hops per node, for each direction.
+    routes: [FlowRoutes; 2],
     endpoints: Endpoints,
     delivered: u64,
     goodput: Bins,
@@ -152,10 +152,20 @@ impl Simulation {
             for _ in 0..spec_flow.count {
                 let f = flows.len() as u32;
                 let (src, dst) = (topology.index[&spec_flow.src], topology.index[&spec_flow.dst]);
-                let path: Option<Vec<NodeIndex>> = spec_flow.path.as_ref().map(|p| p.iter().map(|n| topology.index[n]).collect());
-                let back: Option<Vec<NodeIndex>> = path.as_ref().map(|p| p.iter().rev().copied().collect());
-                let route = |from, to, pinned: Option<&[NodeIndex]>| topology.route(f, from, to, pinned).map(|r| topology.table(&r)).unwrap_or_else(|_| vec![NO_ROUTE; topology.labels.len()]);
-                let next_hop = [route(src, dst, path.as_deref()), route(dst, src, back.as_deref())];
+                let no_route = || FlowRoutes::single(vec![NO_ROUTE; topology.labels.len()]);
+                let routes = match &spec_flow.paths {
+                    Some(paths) => {
+                        let there: Vec<Vec<NodeIndex>> = paths.iter().map(|p| p.iter().map(|n| topology.index[n]).collect()).collect();
+                        let back: Vec<Vec<NodeIndex>> = there.iter().map(|p| p.iter().rev().copied().collect()).collect();
+                        [topology.multipath(f, &there).unwrap_or_else(|_| no_route()), topology.multipath(f, &back).unwrap_or_else(|_| no_route())]
+                    }
+                    None => {
+                        let path: Option<Vec<NodeIndex>> = spec_flow.path.as_ref().map(|p| p.iter().map(|n| topology.index[n]).collect());
+                        let back: Option<Vec<NodeIndex>> = path.as_ref().map(|p| p.iter().rev().copied().collect());
+                        let route = |from, to, pinned: Option<&[NodeIndex]>| topology.route(f, from, to, pinned).map(|r| FlowRoutes::single(topology.table(&r))).unwrap_or_else(|_| no_route());
+                        [route(src, dst, path.as_deref()), route(dst, src, back.as_deref())]
+                    }
+                };
                 let start = Instant(spec_flow.start.0.as_nanos());
                 let stop = spec_flow.stop.map_or(end, |s| Instant(s.0.as_nanos())).min(end);
                 let rate = spec_flow.rate.map_or(0, |r| r.0);
@@ -167,7 +177,7 @@ impl Simulation {
                         Endpoints::Udp { source: UdpSource::on_off(spec_flow.packet_size, rate, spec_flow.on_time.0, spec_flow.off_time.0, rng) }
                     }
                 };
-                let layers = host_layers(spec, &topology, &channels, &next_hop[0], spec_flow, f, seed);
+                let layers = host_layers(spec, &topology, &channels, &routes[0].table, spec_flow, f, seed);
                 flows.push(Flow {
                     layers,
                     draining: [false; 2],
@@ -177,7 +187,7 @@ impl Simulation {
                     bytes: spec_flow.bytes,
                     start,
                     stop,
-                    next_hop,
+                    routes,
                     endpoints,
                     delivered: 0,
                     goodput: Bins::new(spec.probes.interval.0),
@@ -583,11 +593,22 @@ impl Simulation {
     }
 
     /// Sends a packet from `node` along its flow's route: to the node's hop
-    /// layer if it has one, to the channel's queue otherwise.
+    /// layer if it has one, to the channel's queue otherwise. Where the
+    /// flow's paths part, the hop layer may pick the next hop per packet;
+    /// without one, or when it declines, the table's choice stands, which
+    /// keeps each flow on one path.
     fn forward(&mut self, node: NodeIndex, packet: Packet) {
-        let c = self.flows[packet.flow as usize].next_hop[packet.direction as usize][node as usize];
+        let routes = &self.flows[packet.flow as usize].routes[packet.direction as usize];
+        let mut c = routes.table[node as usize];
         debug_assert_ne!(c, NO_ROUTE, "routes are checked when the scenario loads");
         let now = self.now;
+        if let (Some(branch), Some(hop)) = (routes.branch(node), self.hops[node as usize].as_mut()) {
+            if let Some(next) = hop.choose_next_hop(now, packet.flow, &branch.next) {
+                let picked = branch.next.iter().position(|&n| n == next);
+                debug_assert!(picked.is_some(), "a hop layer picks among the candidates it is given");
+                c = picked.map_or(c, |i| branch.channels[i]);
+            }
+        }
         match self.hops[node as usize].as_mut() {
             Some(hop) => {
                 hop.handle_forward(now, self.topology.channels[c as usize].1, packet);

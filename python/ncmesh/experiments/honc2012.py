@@ -1,7 +1,10 @@
 """Seed 000 (Liu and Gu 2012), single-path scenario: TCP, TCP/NC end to end,
 TCP/NC hop by hop and TCP-HONC against wireless loss (Fig. 5), against the
 estimated loss rate (Fig. 6) and against the estimated propagation delay
-(Fig. 7), with the closed forms of eqs. (3)-(8) drawn beside them.
+(Fig. 7), with the closed forms of eqs. (3)-(8) drawn beside them; and the
+multi-path scenario of section 6.2 on the reconstructed Fig. 1 topology
+(Fig. 8): the four schemes against loss on the two red paths, and TCP-HONC's
+fairness and node-3 queue as the gray flows come and go.
 
 ``ncmesh reproduce honc2012 [--quick]`` runs it; docs/protocols/honc.md
 shows the result next to the paper's claims.
@@ -50,13 +53,20 @@ class Settings:
     estimated_losses: tuple[float, ...]
     estimated_delays: tuple[float, ...]
     robustness_loss: float = 0.2
+    # Section 6.2.1 (Fig. 8 a-b): the red flows alone, at these losses; none skips it.
+    multi_losses: tuple[float, ...] = ()
+    # Section 6.2.2 (Fig. 8 c-d): one run of the scenario as written (1000 s,
+    # gray flows from 200 s to 800 s), at this wireless loss; None skips it.
+    fairness_loss: float | None = None
 
     @classmethod
     def of(cls, quick: bool) -> Settings:
         if quick:
-            return cls(1000.0, (1,), (0.0, 0.1, 0.2, 0.35), (0.1, 0.2, 0.3), (0.05, 0.1, 0.3))
+            return cls(1000.0, (1,), (0.0, 0.1, 0.2, 0.35), (0.1, 0.2, 0.3), (0.05, 0.1, 0.3),
+                       multi_losses=(0.0, 0.1, 0.2, 0.35), fairness_loss=0.0)
         return cls(10_000.0, (1, 2, 3, 4, 5), (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35),
-                   (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35), (0.02, 0.05, 0.1, 0.2, 0.3, 0.5))
+                   (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35), (0.02, 0.05, 0.1, 0.2, 0.3, 0.5),
+                   multi_losses=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35), fairness_loss=0.0)
 
 
 
@@ -95,7 +105,40 @@ def sweeps(s: Settings) -> list[Sweep]:
                   {"link_class.wireless.loss": s.robustness_loss})
     fig7 = _sweep("honc2012-fig7", s, [Axis(("coding.honc.fixed_delay",), [(d,) for d in s.estimated_delays], 0)],
                   {"link_class.wireless.loss": s.robustness_loss, **SCHEMES["honc"]})
-    return [fig5, fig6, fig7]
+    return [fig5, fig6, fig7, *multi_sweeps(s)]
+
+
+MULTI_SCENARIO = "honc-multi-path"
+# Fig. 8(c): with the network shared fairly, each flow gets 2 Mbit/s over 4
+# flows, then 3 Mbit/s over 8 (the paper's ideal, section 6.2.2).
+FAIR_SHARE_BPS = {"red alone": 0.5e6, "red and gray": 0.375e6}
+GRAY_START_S, GRAY_STOP_S = 200.0, 800.0
+
+
+def _red_flows() -> list[dict[str, Any]]:
+    """The scenario's first flow entry (flows 1-4 on the red paths), to run
+    without the gray entry: an override of `flows` replaces the whole array."""
+    import tomllib
+
+    return tomllib.loads(scenario(MULTI_SCENARIO).read_text())["flows"][:1]
+
+
+def multi_sweeps(s: Settings) -> list[Sweep]:
+    """Fig. 8 as two sweeps over the multi-path scenario: (a)-(b) the four
+    schemes against P_e with the red flows only, for `duration_s` like Fig. 5;
+    (c)-(d) one TCP-HONC run of the scenario as written, whose 2 s goodput
+    and queue samples are its time series."""
+    out = []
+    if s.multi_losses:
+        out.append(Sweep(path=Path("<honc2012-fig8>"), name="honc2012-fig8", scenario=scenario(MULTI_SCENARIO), seeds=list(s.seeds), metrics=METRICS,
+                         fixed={**COMMON, "duration": s.duration_s, "flows": _red_flows()}, axes=[
+                             Axis(SCHEME_AXIS, [(SCHEMES[k]["coding.scheme"], SCHEMES[k]["tcp.variant"]) for k in SCHEMES], 0),
+                             Axis(("link_class.wireless.loss",), [(p,) for p in s.multi_losses], 0),
+                         ]))
+    if s.fairness_loss is not None:
+        out.append(Sweep(path=Path("<honc2012-fig8cd>"), name="honc2012-fig8cd", scenario=scenario(MULTI_SCENARIO), seeds=list(s.seeds[:1]), metrics=METRICS,
+                         fixed={**COMMON, **SCHEMES["honc"], "link_class.wireless.loss": s.fairness_loss}, axes=[]))
+    return out
 
 
 def _table(runs: pd.DataFrame, name: str, keys: dict[str, str]) -> pd.DataFrame:
@@ -125,8 +168,36 @@ def tables(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame
     return in_scheme_order(fig5), in_scheme_order(fig6), fig7
 
 
-def headline(fig5: pd.DataFrame) -> pd.DataFrame:
-    """The paper's claims at the highest loss swept, measured."""
+def multi_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 8(a)-(b): mean over seeds per scheme and P_e, like Fig. 5's table."""
+    if not (runs.sweep == "honc2012-fig8").any():
+        return pd.DataFrame(columns=["scheme", "scenario", "loss", *METRICS, "throughput_sd", "seeds"])
+    table = _table(runs, "honc2012-fig8", {"coding.scheme": "scheme", "link_class.wireless.loss": "loss"})
+    table["scheme"] = table.scheme.map(_scheme_name)
+    table.insert(1, "scenario", "multi")
+    order = {k: i for i, k in enumerate(SCHEMES)}
+    return table.sort_values(["scheme"], key=lambda c: c.map(order), kind="stable", ignore_index=True)
+
+
+def fairness_series(runs: pd.DataFrame, window_s: float = 20.0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fig. 8(c)-(d) from the fairness run's Parquet series: each flow's
+    goodput averaged over `window_s` windows (the paper's 20 s), and the
+    queue of node 3 towards 5 as sampled (every 2 s)."""
+    rows = runs[(runs.sweep == "honc2012-fig8cd") & (runs.status == "ok")]
+    if rows.empty or rows.series.iloc[0] is None:
+        return pd.DataFrame(columns=["time_s", "flow", "throughput_bps"]), pd.DataFrame(columns=["time_s", "packets"])
+    series = pd.read_parquet(rows.series.iloc[0])
+    goodput = series[series.series == "goodput_bps"].copy()
+    goodput["time_s"] = (goodput.time_s // window_s) * window_s
+    flows = goodput.groupby(["time_s", "flow"], as_index=False)["value"].mean().rename(columns={"value": "throughput_bps"})
+    flows["flow"] = flows.flow.astype(int)
+    queue = series[(series.series == "queue_packets") & (series["from"] == 3) & (series["to"] == 5)]
+    return flows, queue[["time_s", "value"]].rename(columns={"value": "packets"}).reset_index(drop=True)
+
+
+def headline(fig5: pd.DataFrame, multi: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The paper's claims at the highest loss swept, measured; with `multi`,
+    the multipath claim of section 6.2.1 at its highest loss too."""
     p = fig5.loss.max()
     at = fig5[fig5.loss == p].set_index("scheme")
     h, e, b = at.loc["honc"], at.loc["tcpnc-e2e"], at.loc["tcpnc-hbh"]
@@ -139,7 +210,14 @@ def headline(fig5: pd.DataFrame) -> pd.DataFrame:
         ("TCP-HONC / bound b(1-p) of eq. (3)", h.throughput_bps / bound, float("nan")),
         ("TCP-HONC fairness (Jain)", h.fairness, float("nan")),
     ]
-    return pd.DataFrame(rows, columns=["claim", "measured", "paper"]).assign(loss=p)
+    claims = pd.DataFrame(rows, columns=["claim", "measured", "paper"]).assign(loss=p)
+    if multi is not None and not multi.empty:
+        q = multi.loss.max()
+        at = multi[multi.loss == q].set_index("scheme")
+        ratio = at.loc["honc"].throughput_bps / at.loc["tcpnc-e2e"].throughput_bps
+        extra = pd.DataFrame([("TCP-HONC / TCP/NC end-to-end, multipath throughput", ratio, PAPER["multipath_vs_e2e"], q)], columns=claims.columns)
+        claims = pd.concat([claims, extra], ignore_index=True)
+    return claims
 
 
 def plot(fig5: pd.DataFrame, fig6: pd.DataFrame, fig7: pd.DataFrame, out: Path) -> list[Path]:
@@ -198,6 +276,42 @@ def plot(fig5: pd.DataFrame, fig6: pd.DataFrame, fig7: pd.DataFrame, out: Path) 
     return written
 
 
+def plot_fig8(multi: pd.DataFrame, flows: pd.DataFrame, queue: pd.DataFrame, out: Path) -> list[Path]:
+    """Fig. 8: (a)-(b) the schemes against P_e on the two red paths, (c) each
+    flow's 20 s throughput with the fair shares, (d) node 3's queue."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = {"tcp": "TCP", "tcpnc-e2e": "TCP/NC end-to-end", "tcpnc-hbh": "TCP/NC hop-by-hop", "honc": "TCP-HONC"}
+    fig, ((a, b), (c, d)) = plt.subplots(2, 2, figsize=(11, 8), constrained_layout=True)
+    for scheme, rows in multi.groupby("scheme", sort=False):
+        rows = rows.sort_values("loss")
+        a.plot(rows.loss, rows.throughput_bps / 1e3, "o-", label=names[scheme])
+        b.plot(rows.loss, rows.delay_mean_s, "o-", label=names[scheme])
+    if not multi.empty:
+        p = np.linspace(0, max(multi.loss.max(), 0.01), 50)
+        a.plot(p, 2 * closed_forms.throughput_hop_by_hop(CAPACITY_BPS, p) / 1e3, "k--", label="two paths of eq. (3) b(1-p)")
+    a.set(xlabel="P_e", ylabel="total throughput (kbit/s)", title="(a) throughput, red flows on two paths", yscale="symlog")
+    b.set(xlabel="P_e", ylabel="mean end-to-end delay (s)", title="(b) delay", yscale="log")
+    for flow, rows in flows.groupby("flow"):
+        if flow > 4:  # the gray flows exist from 200 s to 800 s only
+            rows = rows[(rows.time_s >= GRAY_START_S) & (rows.time_s < GRAY_STOP_S)]
+        c.plot(rows.time_s + 10, rows.throughput_bps / 1e6, "-", lw=1, label=f"flow {flow}")
+    c.hlines([FAIR_SHARE_BPS["red alone"] / 1e6] * 2 + [FAIR_SHARE_BPS["red and gray"] / 1e6],
+             [0, GRAY_STOP_S, GRAY_START_S], [GRAY_START_S, 1000, GRAY_STOP_S], colors="k", linestyles="--", label="fair share")
+    c.set(xlabel="time (s)", ylabel="throughput per 20 s (Mbit/s)", title="(c) fairness and load balancing, TCP-HONC")
+    d.plot(queue.time_s, queue.packets, "-", lw=1)
+    d.set(xlabel="time (s)", ylabel="packets", title="(d) queue at node 3 towards 5, every 2 s")
+    for ax in (a, b, c):
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, ncol=2 if ax is c else 1)
+    written = [write_atomically(out / f"honc2012-fig8.{x}", lambda f, x=x: fig.savefig(f, format=x, dpi=110)) for x in ("png", "svg")]
+    plt.close(fig)
+    return written
+
+
 def runs_planned(quick: bool) -> int:
     """How many runs the reproduction makes, for a progress bar."""
     return sum(len(sw.seeds) * sum(1 for _ in sw.points()) for sw in sweeps(Settings.of(quick)))
@@ -216,17 +330,37 @@ def reproduce(quick: bool, out: Path, db: Path | None = None, jobs: int | None =
             raise KeyboardInterrupt
     fig5, fig6, fig7 = tables(results.load(db))
     fig6.attrs["actual_loss"] = s.robustness_loss
-    claims = headline(fig5)
-    for name, frame in (("fig5", fig5), ("fig6", fig6), ("fig7", fig7), ("claims", claims)):
+    runs = results.load(db)
+    multi = multi_table(runs)
+    flows, queue = fairness_series(runs)
+    claims = headline(fig5, multi)
+    # The CLI hands `json_rows` Fig. 5's table alone: the multipath rows ride along.
+    fig5.attrs["multi"] = _records(multi)
+    frames = [("fig5", fig5), ("fig6", fig6), ("fig7", fig7), ("claims", claims)]
+    if s.multi_losses:
+        frames.append(("fig8", multi))
+    if s.fairness_loss is not None:
+        frames += [("fig8c", flows), ("fig8d", queue)]
+    for name, frame in frames:
         write_atomically(out / f"honc2012-{name}.csv", lambda p, f=frame: f.to_csv(p, index=False))
     figures = plot(fig5, fig6, fig7, out)
-    return {"fig5": fig5, "fig6": fig6, "fig7": fig7, "claims": claims, "figures": figures, "db": db}
+    if s.multi_losses or s.fairness_loss is not None:
+        figures += plot_fig8(multi, flows, queue, out)
+    return {"fig5": fig5, "fig6": fig6, "fig7": fig7, "claims": claims, "figures": figures, "db": db,
+            "fig8": multi, "fig8c": flows, "fig8d": queue}
+
+
+JSON_KEYS = ["scheme", "scenario", "loss", "throughput_bps", "delay_mean_s", "delay_std_s", "seeds"]
+
+
+def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    rows = []
+    for row in table.reindex(columns=JSON_KEYS).to_dict("records"):
+        rows.append({k: (None if isinstance(v, float) and np.isnan(v) else (v.item() if hasattr(v, "item") else v)) for k, v in row.items()})
+    return rows
 
 
 def json_rows(fig5: pd.DataFrame) -> list[dict[str, Any]]:
-    """One row per (scheme, P_e, scenario), as `--json` prints them."""
-    keys = ["scheme", "scenario", "loss", "throughput_bps", "delay_mean_s", "delay_std_s", "seeds"]
-    rows = []
-    for row in fig5[keys].to_dict("records"):
-        rows.append({k: (None if isinstance(v, float) and np.isnan(v) else (v.item() if hasattr(v, "item") else v)) for k, v in row.items()})
-    return rows
+    """One row per (scheme, P_e, scenario), as `--json` prints them: Fig. 5's
+    single-path rows, then the multipath ones `reproduce` attached."""
+    return _records(fig5) + list(fig5.attrs.get("multi", []))

@@ -262,6 +262,11 @@ struct FlowState {
     ingress: Option<Ingress>,
     /// The neighbour the flow's data last left by.
     next: Option<u32>,
+    /// N_s(m) of eq. (16), as routing last offered it: empty where the
+    /// flow has one next hop.
+    candidates: Vec<u32>,
+    /// Packets this node has chosen a next hop for, to take turns among ties.
+    choices: u32,
     /// Q_em: decoded packets wait here until they are in sequence.
     expected: u64,
     waiting: BTreeMap<u64, Packet>,
@@ -386,8 +391,9 @@ impl HoncNode {
             .any(|n| n.link.neighbour == next && n.blocks.iter().any(|b| b.id == block))
     }
 
-    /// Eq. (16): the next hop among `candidates` for `flow`. The driver's
-    /// routing is per flow today, so nothing calls this yet outside tests.
+    /// Eq. (16): the next hop among `candidates` for `flow`. Pure: the
+    /// driver reaches it through [`HopLayer::choose_next_hop`], which also
+    /// remembers the candidates for eq. (17).
     pub fn choose_next_hop(&self, flow: u32, candidates: &[u32]) -> Option<u32> {
         let terms: Vec<(u32, f64)> = candidates
             .iter()
@@ -396,12 +402,25 @@ impl HoncNode {
         select_next_hop(&terms).map(|(n, _)| n)
     }
 
-    /// Eq. (17): C_m^s through the flow's current next hop; zero where the
-    /// coded region ends (a wired next hop or none).
+    /// Eq. (17): C_m^s through n(s), the cheapest of the flow's next hops
+    /// (its only one, where it has one); zero where the coded region ends
+    /// (a wired next hop or none).
     pub fn cost(&self, flow: u32) -> f64 {
-        self.flows
-            .get(&flow)
-            .and_then(|f| f.next)
+        let Some(state) = self.flows.get(&flow) else {
+            return 0.0;
+        };
+        // Candidates recorded for the flow's ACKs (where the node only sees
+        // them) do not count: its data leaves by one of the forward ones.
+        if state.next.is_some_and(|n| state.candidates.contains(&n)) {
+            let terms: Vec<(u32, f64)> = state
+                .candidates
+                .iter()
+                .filter_map(|&c| Some((c, self.hop_cost(flow, c)?)))
+                .collect();
+            return select_next_hop(&terms).map_or(0.0, |(_, c)| c);
+        }
+        state
+            .next
             .and_then(|n| self.hop_cost(flow, n))
             .unwrap_or(0.0)
     }
@@ -482,15 +501,24 @@ impl HoncNode {
         let Some(ing) = state.ingress.as_mut() else {
             return;
         };
-        let Some(n) = self
+        if !self.neighbours.iter().any(|n| n.link.neighbour == ing.next) {
+            return;
+        }
+        // The flow's buffer is Q_e over every next hop eq. (16) spreads it
+        // on, and each of them needs a block's worth to code without waiting
+        // for flush_after: the window is spoof_window per next hop.
+        let hops = if state.candidates.contains(&ing.next) {
+            state.candidates.len() as u32
+        } else {
+            1
+        };
+        let held = self
             .neighbours
             .iter()
-            .find(|n| n.link.neighbour == ing.next)
-        else {
-            return;
-        };
-        let held = n.queues.get(&flow).map_or(0, VecDeque::len) as u32;
-        let room = self.params.spoof_window.saturating_sub(held) * ing.mss;
+            .filter_map(|n| n.queues.get(&flow))
+            .map(VecDeque::len)
+            .sum::<usize>() as u32;
+        let room = (self.params.spoof_window * hops).saturating_sub(held) * ing.mss;
         if !force && ing.advertised == (ing.accepted, room) {
             return;
         }
@@ -1005,6 +1033,32 @@ impl HopLayer for HoncNode {
 
     fn poll_packet(&mut self, _now: Instant) -> Option<Packet> {
         self.to_ip.pop_front()
+    }
+
+    /// Eq. (16) per packet, as Alg. 2 step 2 does: the flows' decoded
+    /// packets are put back in sequence where they leave the coded region,
+    /// so TCP never sees the reordering that spreading them causes.
+    /// Ties, common while the queues are empty, are taken in turn: sending
+    /// them all to routing's first candidate would keep each flow mostly on
+    /// the path its flow number picks, and the flows on the busier one slower.
+    fn choose_next_hop(&mut self, _now: Instant, flow: u32, candidates: &[u32]) -> Option<u32> {
+        let state = self.flows.entry(flow).or_default();
+        if state.candidates != candidates {
+            state.candidates = candidates.to_vec();
+        }
+        let turn = state.choices as usize;
+        state.choices = state.choices.wrapping_add(1);
+        let terms: Vec<(u32, f64)> = candidates
+            .iter()
+            .filter_map(|&c| Some((c, self.hop_cost(flow, c)?)))
+            .collect();
+        let (_, best) = select_next_hop(&terms)?;
+        let tied: Vec<u32> = terms
+            .iter()
+            .filter(|&&(_, c)| c <= best)
+            .map(|&(n, _)| n)
+            .collect();
+        Some(tied[turn % tied.len()])
     }
 
     fn queue_len(&self, next: u32) -> usize {

@@ -209,6 +209,11 @@ pub struct FlowSpec {
     /// Pin the flow to this node path (source to destination); ACKs take it backwards.
     #[serde(default)]
     pub path: Option<Vec<NodeId>>,
+    /// Pin the flow to several node paths instead. Flows split among them
+    /// by flow number (each flow on one path, ACKs on its reverse), unless a
+    /// hop layer picks among the next hops where the paths part (TCP-HONC).
+    #[serde(default)]
+    pub paths: Option<Vec<Vec<NodeId>>>,
     /// This flow's TCP parameters: the scenario's `[tcp]` with these keys overridden.
     #[serde(default)]
     pub tcp: TcpConfig,

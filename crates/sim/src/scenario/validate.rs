@@ -3,7 +3,7 @@
 
 use super::load::{Invalid, KeyPath};
 use super::{AppKind, GilbertElliottSpec, ScenarioSpec, Scheme};
-use crate::routing::Topology;
+use crate::routing::{first_cycle, Topology};
 use ncmesh_proto::honc::HoncParams;
 use ncmesh_proto::tcp::TcpConfig;
 use std::collections::HashSet;
@@ -128,20 +128,43 @@ pub(crate) fn validate(spec: &ScenarioSpec) -> Check {
             }
         }
         let (src, dst) = (topology.index[&flow.src], topology.index[&flow.dst]);
-        let pinned = match &flow.path {
-            Some(path) => {
-                let mut seen = HashSet::new();
-                for (j, &n) in path.iter().enumerate() {
-                    node(at.key("path").index(j), n)?;
-                    if !seen.insert(n) {
-                        return fail(at.key("path").index(j), format!("node {n} appears twice on the path"));
-                    }
+        let check_path = |at: KeyPath, path: &[u32]| -> Result<Vec<u32>, Invalid> {
+            let mut seen = HashSet::new();
+            for (j, &n) in path.iter().enumerate() {
+                node(at.index(j), n)?;
+                if !seen.insert(n) {
+                    fail(at.index(j), format!("node {n} appears twice on the path"))?;
                 }
-                if path.first() != Some(&flow.src) || path.last() != Some(&flow.dst) {
-                    return fail(at.key("path"), format!("the path must run from the source {} to the destination {}", flow.src, flow.dst));
-                }
-                Some(path.iter().map(|n| topology.index[n]).collect::<Vec<_>>())
             }
+            if path.first() != Some(&flow.src) || path.last() != Some(&flow.dst) {
+                fail(at, format!("the path must run from the source {} to the destination {}", flow.src, flow.dst))?;
+            }
+            Ok(path.iter().map(|n| topology.index[n]).collect())
+        };
+        if let Some(paths) = &flow.paths {
+            let at = at.key("paths");
+            if flow.path.is_some() {
+                return fail(at, "give either `path` or `paths`, not both");
+            }
+            if paths.is_empty() {
+                return fail(at, "expected at least one path");
+            }
+            let mut forward = Vec::with_capacity(paths.len());
+            for (j, path) in paths.iter().enumerate() {
+                let nodes = check_path(at.index(j), path)?;
+                if let Err(e) = topology.route(i as u32, src, dst, Some(&nodes)) {
+                    return fail(at.index(j), e);
+                }
+                forward.push(nodes);
+            }
+            if let Some(j) = first_cycle(spec.nodes.len(), &forward) {
+                return fail(at.index(j), "the path crosses an earlier path in the opposite direction, so packets switching paths could loop");
+            }
+            // Links are full duplex, so reversed paths are linked and loop-free too.
+            continue;
+        }
+        let pinned = match &flow.path {
+            Some(path) => Some(check_path(at.key("path"), path)?),
             None => None,
         };
         let reversed: Option<Vec<_>> = pinned.as_ref().map(|p| p.iter().rev().copied().collect());
