@@ -9,6 +9,7 @@ use std::fmt::Debug;
 /// A queue discipline: decides what waits for the link and in which order.
 pub trait QueueDisc: Debug + Send {
     /// Offers a packet; gives it back when the discipline drops it on arrival.
+    #[allow(clippy::result_large_err)] // handing the packet back is the point, and it moves once
     fn enqueue(&mut self, now: Instant, packet: Packet) -> Result<(), Packet>;
     /// The next packet to transmit.
     fn dequeue(&mut self, now: Instant) -> Option<Packet>;
@@ -33,6 +34,7 @@ impl DropTail {
 }
 
 impl QueueDisc for DropTail {
+    #[allow(clippy::result_large_err)]
     fn enqueue(&mut self, _now: Instant, packet: Packet) -> Result<(), Packet> {
         if self.packets.len() >= self.capacity {
             return Err(packet);

@@ -492,7 +492,7 @@ impl Simulation {
             if let Some(p) = layer.poll_transmit(now) {
                 self.forward(node, p);
             } else if let Some(p) = layer.poll_receive(now) {
-                self.to_endpoint(f, p);
+                self.hand_to_endpoint(f, p);
             } else {
                 break;
             }
@@ -530,12 +530,12 @@ impl Simulation {
                 layer.handle_receive(now, packet);
                 self.drain_layer(f, end);
             }
-            None => self.to_endpoint(f, packet),
+            None => self.hand_to_endpoint(f, packet),
         }
     }
 
     /// Transport at one end of flow `f` takes a packet.
-    fn to_endpoint(&mut self, f: usize, packet: Packet) {
+    fn hand_to_endpoint(&mut self, f: usize, packet: Packet) {
         let now = self.now;
         let slot = self.sender_slot(f);
         let flow = &mut self.flows[f];

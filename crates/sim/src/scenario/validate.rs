@@ -184,7 +184,7 @@ pub(crate) fn validate(spec: &ScenarioSpec) -> Check {
         return fail(nc_at.key("field"), format!("expected q in 1..=8 for GF(2^q), found {}", nc.field));
     }
     if let Some(r) = nc.redundancy {
-        if !(r >= 1.0 && r <= 100.0) {
+        if !(1.0..=100.0).contains(&r) {
             return fail(nc_at.key("redundancy"), format!("expected R in [1, 100], found {r}"));
         }
     }
