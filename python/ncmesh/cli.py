@@ -180,6 +180,20 @@ def tcp_demo(
         console.print(f"wrote {path}")
 
 
+def reproduce_with_progress(experiment, quick: bool, out: Path, store: str, jobs: Optional[int], dask: Optional[str], as_json: bool) -> dict:
+    """Runs a reproduction (a module with `runs_planned` and `reproduce`) behind a progress bar."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("runs"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn())
+    try:
+        with Progress(*columns, console=err, transient=True, disable=as_json) as bar:
+            task = bar.add_task("runs", total=experiment.runs_planned(quick))
+            return experiment.reproduce(quick, out, jobs=jobs, dask=dask, on_start=lambda _todo, skipped: bar.advance(task, skipped),
+                                        on_done=lambda _t, _o: bar.advance(task))
+    except KeyboardInterrupt:
+        raise fail(f"interrupted; finished runs are kept in {out / store} and the next run resumes", 130) from None
+
+
 @reproduce_app.command("honc2012")
 def reproduce_honc2012(
     quick: Annotated[bool, typer.Option(help="One seed of 1000 s at four loss rates, instead of five seeds of 10000 s at eight.")] = False,
@@ -192,19 +206,10 @@ def reproduce_honc2012(
 
     Runs go into a results store in OUT, so an interrupted reproduction resumes.
     """
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
     from .experiments import honc2012
 
     settings = honc2012.Settings.of(quick)
-    columns = (TextColumn("runs"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn())
-    try:
-        with Progress(*columns, console=err, transient=True, disable=as_json) as bar:
-            task = bar.add_task("runs", total=honc2012.runs_planned(quick))
-            result = honc2012.reproduce(quick, out, jobs=jobs, dask=dask, on_start=lambda _todo, skipped: bar.advance(task, skipped),
-                                        on_done=lambda _t, _o: bar.advance(task))
-    except KeyboardInterrupt:
-        raise fail(f"interrupted; finished runs are kept in {out / 'honc2012.sqlite'} and the next run resumes", 130) from None
+    result = reproduce_with_progress(honc2012, quick, out, "honc2012.sqlite", jobs, dask, as_json)
     fig5, claims = result["fig5"], result["claims"]
     if as_json:
         print(json.dumps({"rows": honc2012.json_rows(fig5)}))
@@ -239,17 +244,9 @@ def reproduce_zhang2014(
 
     Runs go into a results store in OUT, so an interrupted reproduction resumes.
     """
-    from rich.progress import Progress
-
     from .experiments import zhang2014
 
-    try:
-        with Progress(console=err, transient=True, disable=as_json) as bar:
-            task = bar.add_task("simulating", total=zhang2014.runs_planned(quick))
-            result = zhang2014.reproduce(quick, out, jobs=jobs, dask=dask, on_start=lambda _todo, skipped: bar.advance(task, skipped),
-                                         on_done=lambda _t, _o: bar.advance(task))
-    except KeyboardInterrupt:
-        raise fail(f"interrupted; finished runs are kept in {out / 'zhang2014.sqlite'} and the next run resumes", 130) from None
+    result = reproduce_with_progress(zhang2014, quick, out, "zhang2014.sqlite", jobs, dask, as_json)
     table, shares = result["table"], result["fairness"]
     if as_json:
         print(json.dumps({"rows": zhang2014.rows_json(table), "fairness": zhang2014.rows_json(shares)}))
