@@ -65,6 +65,23 @@ def test_relay_recodes_without_decoding():
     assert sink.data() == data
 
 
+def test_reset_decoder_takes_the_next_generation():
+    g, s = 16, 40
+    rng = np.random.default_rng(5)
+    dec = Decoder(g, s)
+    for _ in range(2):
+        data = rng.integers(0, 256, g * s, dtype=np.uint8).tobytes()
+        enc = Encoder(g, s)
+        enc.set_data(data)
+        dec.reset()
+        assert dec.rank == 0
+        seed = 0
+        while not dec.is_complete:
+            dec.consume(*enc.encode_seeded(seed))
+            seed += 1
+        assert dec.data() == data
+
+
 def leading_positions(rows: list[list[int]], g: int) -> set[int]:
     """Every leading position of a non-zero vector in the GF(2) span, by enumeration."""
     lead = set()

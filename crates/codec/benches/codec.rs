@@ -27,10 +27,15 @@ struct Bench {
 }
 
 impl Bench {
+    /// Whether the case `name` (`impl/op/field/g`) passes the filters.
+    fn wants(&self, name: &str) -> bool {
+        self.filters.is_empty() || self.filters.iter().any(|f| name.contains(f.as_str()))
+    }
+
     /// Runs `work` (which processes `bytes` bytes) in batches and records the median rate.
     fn measure(&mut self, imp: &str, op: &str, field: &str, g: usize, bytes: usize, mut work: impl FnMut()) -> f64 {
         let name = format!("{imp}/{op}/{field}/{g}");
-        if !self.filters.is_empty() && !self.filters.iter().any(|f| name.contains(f.as_str())) {
+        if !self.wants(&name) {
             return f64::NAN;
         }
         work();
@@ -106,8 +111,20 @@ fn ncmesh_rlnc(b: &mut Bench, f: Field, g: usize) {
         relay.recode_batch(&mut rng, &mut c, &mut p).unwrap();
         black_box(&p);
     });
+    // A relay one symbol short of complete mixes what it received: the
+    // dearest case relative to encoding.
+    let mut partial = Recoder::new(f, g, SYMBOL).unwrap();
+    for (c, p) in &symbols {
+        if partial.rank() + 1 < g || g == 1 {
+            partial.consume(c, p).unwrap();
+        }
+    }
+    b.measure("ncmesh", "recode_partial", name, g, g * SYMBOL, || {
+        partial.recode_batch(&mut rng, &mut c, &mut p).unwrap();
+        black_box(&p);
+    });
     // Feeds coded symbols until complete, then asks for the data.
-    let finish = |mut d: Decoder| {
+    let finish = |d: &mut Decoder| {
         for (c, p) in &symbols {
             if d.is_complete() {
                 break;
@@ -117,7 +134,12 @@ fn ncmesh_rlnc(b: &mut Bench, f: Field, g: usize) {
         assert!(d.is_complete());
         black_box(d.data().map(|data| data[0]));
     };
-    b.measure("ncmesh", "decode", name, g, g * SYMBOL, || finish(Decoder::new(f, g, SYMBOL).unwrap()));
+    b.measure("ncmesh", "decode", name, g, g * SYMBOL, || finish(&mut Decoder::new(f, g, SYMBOL).unwrap()));
+    let mut reused = Decoder::new(f, g, SYMBOL).unwrap();
+    b.measure("ncmesh", "decode_reset", name, g, g * SYMBOL, || {
+        reused.reset();
+        finish(&mut reused);
+    });
     if f == Field::GF256 {
         // Systematic at 10% loss: 90% of symbols arrive uncoded, coded ones repair.
         let mut lost = SplitMix64::new(7);
@@ -127,7 +149,7 @@ fn ncmesh_rlnc(b: &mut Bench, f: Field, g: usize) {
             for &i in &arrived {
                 d.consume_systematic(i, encoder.symbol(i).unwrap()).unwrap();
             }
-            finish(d);
+            finish(&mut d);
         });
     }
 }
@@ -207,6 +229,9 @@ fn peer_simdx(b: &mut Bench, g: usize) {
 }
 
 fn ncmesh_lt(b: &mut Bench, k: usize) {
+    if !b.wants(&format!("ncmesh/lt_encode/gf2/{k}")) && !b.wants(&format!("ncmesh/lt_decode/gf2/{k}")) {
+        return; // the overhead trials below take seconds
+    }
     let dist = lt::Distribution::robust(k, lt::DEFAULT_C, lt::DEFAULT_DELTA).unwrap();
     let mut encoder = lt::Encoder::new(k, SYMBOL, dist.clone(), 9).unwrap();
     encoder.set_symbols(&random(k * SYMBOL, 3)).unwrap();

@@ -94,6 +94,10 @@ proptest! {
             }
             if relay.rank() > 0 && rng.unit_f64() >= loss {
                 relay.recode(&mut rng, &mut c, &mut p).unwrap();
+                // Partial or complete, the relay sends a true combination of the sources.
+                let mut check = vec![0; symbol_bytes];
+                encoder.encode(&c, &mut check).unwrap();
+                prop_assert_eq!(&check, &p);
                 sink.consume(&c, &p).unwrap();
                 prop_assert!(sink.rank() <= relay.rank());
             }
@@ -134,7 +138,7 @@ fn partially_filled_decoder_recodes_only_what_it_has() {
         encoder.encode_seeded(rng.next_u64(), &mut c, &mut p).unwrap();
         decoder.consume(&c, &p).unwrap();
     }
-    let relay = Recoder::from(decoder.clone());
+    let mut relay = Recoder::from(decoder.clone());
     let mut sink = Decoder::new(f, g, s).unwrap();
     for _ in 0..40 {
         relay.recode(&mut rng, &mut c, &mut p).unwrap();
@@ -145,7 +149,7 @@ fn partially_filled_decoder_recodes_only_what_it_has() {
         sink.consume(&c, &p).unwrap();
     }
     assert_eq!(sink.rank(), 5);
-    let empty = Recoder::new(f, g, s).unwrap();
+    let mut empty = Recoder::new(f, g, s).unwrap();
     assert_eq!(empty.recode(&mut rng, &mut c, &mut p), Err(CodecError::NothingToRecode));
 }
 
@@ -263,6 +267,38 @@ fn decoded_symbols_are_exactly_the_unit_vectors_in_the_span() {
                 let in_span = unit_in_span(f, &rows, i);
                 assert_eq!(decoder.is_symbol_decoded(i), in_span, "{f:?} symbol {i} after {} rows", rows.len());
             }
+        }
+    }
+}
+
+#[test]
+fn a_reset_decoder_decodes_the_next_generation() {
+    for q in [1, 4, 8] {
+        let f = field(q);
+        let (g, s) = (40, 24);
+        let mut rng = SplitMix64::new(q as u64);
+        let mut decoder = Decoder::new(f, g, s).unwrap();
+        for fill in [g / 2, g + 8] {
+            // Leave the decoder part-way (with rows still pending) or complete, then reuse it.
+            let mut first = Encoder::new(f, g, s).unwrap();
+            first.set_data(&random_bytes(&mut rng, g * s)).unwrap();
+            let (mut c, mut p) = (vec![0; g], vec![0; s]);
+            for _ in 0..fill {
+                first.encode_seeded(rng.next_u64(), &mut c, &mut p).unwrap();
+                decoder.consume(&c, &p).unwrap();
+            }
+            decoder.reset();
+            assert_eq!(decoder.rank(), 0);
+            assert!((0..g).all(|i| !decoder.is_symbol_seen(i) && decoder.symbol(i).is_none()));
+            let data = random_bytes(&mut rng, g * s);
+            let mut next = Encoder::new(f, g, s).unwrap();
+            next.set_data(&data).unwrap();
+            decoder.consume_systematic(3, next.symbol(3).unwrap()).unwrap();
+            while !decoder.is_complete() {
+                next.encode_seeded(rng.next_u64(), &mut c, &mut p).unwrap();
+                decoder.consume(&c, &p).unwrap();
+            }
+            assert_eq!(decoder.data().unwrap(), data.as_slice(), "{f:?} after {fill} symbols");
         }
     }
 }

@@ -317,7 +317,7 @@ impl Field {
     /// # Panics
     /// If `a` is not `ys.len() x xs.len()`, or lengths differ.
     pub fn matmul(self, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
-        product(a, xs, ys, |c| self.element_map(c));
+        product(self, a, xs, ys, |c| self.element_map(c));
     }
 
     /// Symbols: `ys[i] += sum_j a[i * xs.len() + j] * xs[j]`, a matrix
@@ -332,7 +332,7 @@ impl Field {
             self.check_symbol(y.len());
         }
         if self.symbol_granularity() == 1 {
-            product(a, xs, ys, |c| &self.tables().packed[(c & self.max_element()) as usize]);
+            product(self, a, xs, ys, |c| &self.tables().packed[(c & self.max_element()) as usize]);
         } else {
             assert_eq!(a.len(), xs.len() * ys.len(), "symbol_matmul: coefficient matrix has the wrong size");
             for (row, y) in a.chunks_exact(xs.len().max(1)).zip(ys.iter_mut()) {
@@ -342,15 +342,27 @@ impl Field {
     }
 }
 
-fn product(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], map: impl Fn(u8) -> &'static ByteMap) {
+fn product(field: Field, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], map: impl Fn(u8) -> &'static ByteMap) {
     assert_eq!(a.len(), xs.len() * ys.len(), "matmul: coefficient matrix has the wrong size");
     let Some(len) = ys.first().map(|y| y.len()) else { return };
     assert!(xs.iter().all(|x| x.len() == len) && ys.iter().all(|y| y.len() == len), "matmul: lengths differ");
     if xs.is_empty() {
         return;
     }
-    let maps: Vec<&ByteMap> = a.iter().map(|&c| map(c)).collect();
-    (Kernels::best().map_xor_matmul)(&maps, xs, ys);
+    // GF(2) only adds rows, which tables of row sums do faster than maps.
+    if field.q == 1 {
+        return kernels::gf2_matmul(Kernels::best(), a, xs, ys);
+    }
+    // Maps are looked up for a band of outputs at a time: a whole g x g
+    // matrix of them would be a large buffer written once and read once.
+    const BAND: usize = 16;
+    let n = xs.len();
+    let mut maps: Vec<&ByteMap> = Vec::with_capacity(BAND * n);
+    for (rows, band) in a.chunks(BAND * n).zip(ys.chunks_mut(BAND)) {
+        maps.clear();
+        maps.extend(rows.iter().map(|&c| map(c)));
+        (Kernels::best().map_xor_matmul)(&maps, xs, band);
+    }
 }
 
 /// Shared body of the multi-row operations: skips zero coefficients and

@@ -208,3 +208,95 @@ fn matmul_equals_rows_of_sums() {
         assert_eq!(want, got, "{field:?}");
     }
 }
+
+/// `ys[i] ^= xs[j]` for every `a[i * n + j]` with bit 0 set: GF(2) by definition.
+fn gf2_product_by_rows(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+    for (i, y) in ys.iter_mut().enumerate() {
+        for (j, x) in xs.iter().enumerate() {
+            if a[i * xs.len() + j] & 1 == 1 {
+                y.iter_mut().zip(x.iter()).for_each(|(yb, xb)| *yb ^= xb);
+            }
+        }
+    }
+}
+
+/// Every shape edge of the GF(2) kernel (partial groups and batches, short
+/// rows and partial last blocks, the small-product fallback) on every
+/// instruction set, with 0/1 coefficients and with coefficients whose bits
+/// above bit 0 are all set. Outputs are carved out of one buffer between
+/// guard bytes, so a write past any of them shows.
+#[test]
+fn gf2_matmul_matches_row_sums_on_every_isa() {
+    const OUTPUTS: [usize; 9] = [0, 1, 3, 4, 5, 17, 64, 65, 256];
+    const INPUTS: [usize; 12] = [0, 1, 2, 3, 7, 8, 9, 63, 64, 65, 256, 300];
+    const LENGTHS: [usize; 18] = [
+        0, 1, 2, 3, 7, 15, 16, 31, 33, 63, 64, 65, 127, 128, 129, 257, 1500, 4096,
+    ];
+    const GUARD: usize = 7;
+    let all = Kernels::available();
+    let mut shapes = 0;
+    for (s, &m) in OUTPUTS.iter().enumerate() {
+        for (t, &n) in INPUTS.iter().enumerate() {
+            for (u, &len) in LENGTHS.iter().enumerate() {
+                // The largest shapes only at a few lengths, to keep the test quick.
+                if m * n * len > 1 << 22 && ![129, 1500].contains(&len) {
+                    continue;
+                }
+                shapes += 1;
+                let seed = (s * 1000 + t * 100 + u) as u64;
+                let xbuf = bytes(n * (len + GUARD) + GUARD, seed);
+                let xs: Vec<&[u8]> = xbuf[GUARD..]
+                    .chunks_exact(len + GUARD)
+                    .map(|c| &c[..len])
+                    .collect();
+                let raw = bytes(m * n, seed + 1);
+                let zero_one: Vec<u8> = raw.iter().map(|c| c & 1).collect();
+                let high_bits: Vec<u8> = raw.iter().map(|c| c | 0xfe).collect();
+                for a in [zero_one, high_bits] {
+                    let ybuf = bytes(m * (len + GUARD) + GUARD, seed + 2);
+                    let mut want = ybuf.clone();
+                    let mut want_ys: Vec<&mut [u8]> = want[GUARD..]
+                        .chunks_exact_mut(len + GUARD)
+                        .map(|c| &mut c[..len])
+                        .collect();
+                    gf2_product_by_rows(&a, &xs, &mut want_ys);
+                    for k in &all {
+                        let mut got = ybuf.clone();
+                        let mut ys: Vec<&mut [u8]> = got[GUARD..]
+                            .chunks_exact_mut(len + GUARD)
+                            .map(|c| &mut c[..len])
+                            .collect();
+                        kernels::gf2_matmul(k, &a, &xs, &mut ys);
+                        assert!(
+                            want == got,
+                            "{:?} GF(2) product of {m} x {n} rows of {len} bytes",
+                            k.isa
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(shapes > 1000, "only {shapes} shapes");
+}
+
+/// Both public products route GF(2) to the same kernel, on symbols and on
+/// element vectors, and agree with summing each output on its own.
+#[test]
+fn gf2_matmul_equals_rows_of_sums() {
+    let (m, n, len) = (40, 70, 333);
+    let xs: Vec<Vec<u8>> = (0..n).map(|r| bytes(len, 300 + r)).collect();
+    let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
+    let a = bytes(m * n as usize, 17);
+    let mut want: Vec<Vec<u8>> = (0..m).map(|o| bytes(len, 400 + o as u64)).collect();
+    let (mut got, mut got_elements) = (want.clone(), want.clone());
+    for (row, y) in a.chunks(n as usize).zip(&mut want) {
+        Field::GF2.symbol_axpy_multi(row, &xr, y);
+    }
+    let mut refs: Vec<&mut [u8]> = got.iter_mut().map(|v| v.as_mut_slice()).collect();
+    Field::GF2.symbol_matmul(&a, &xr, &mut refs);
+    assert_eq!(want, got, "symbols");
+    let mut refs: Vec<&mut [u8]> = got_elements.iter_mut().map(|v| v.as_mut_slice()).collect();
+    Field::GF2.matmul(&a, &xr, &mut refs);
+    assert_eq!(want, got_elements, "element vectors");
+}

@@ -194,6 +194,10 @@ impl Decoder {
         })
         .map_err(|e: rlnc::CodecError| error(e))
     }
+    /// Forgets everything received, keeping the buffers for the next generation.
+    fn reset(&mut self) {
+        self.0.reset()
+    }
     fn is_symbol_seen(&self, index: usize) -> bool {
         self.0.is_symbol_seen(index)
     }
@@ -211,7 +215,7 @@ impl Decoder {
     /// `count` random combinations of what the decoder holds, drawn from
     /// `seed`: `(coefficients, payloads)`, row-major.
     #[pyo3(signature = (seed, count = 1))]
-    fn recode<'py>(&self, py: Python<'py>, seed: u64, count: usize) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    fn recode<'py>(&mut self, py: Python<'py>, seed: u64, count: usize) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         let (mut c, mut p) = (vec![0; count * self.0.symbols()], vec![0; count * self.0.symbol_bytes()]);
         let mut rng = SplitMix64::new(seed);
         py.allow_threads(|| self.0.recode_batch(&mut rng, &mut c, &mut p)).map_err(error)?;

@@ -1,3 +1,4 @@
+use super::packing::Packing;
 use super::{check_coefficients, check_generation, check_payload, CodecError, Received};
 use crate::{coefficients, prng::SplitMix64};
 use ncmesh_gf::Field;
@@ -13,20 +14,24 @@ use ncmesh_gf::Field;
 /// Clearing a new pivot column from the older rows is delayed: up to
 /// [`PENDING_ROWS`] new rows wait, reduced against everything, and are then
 /// cleared from the older rows in one matrix product, which reads each new
-/// row once per four older ones instead of once per row.
+/// row once per group of older ones instead of once per row.
 ///
 /// Payloads are never touched during elimination. Each row also carries the
 /// weights that express it as a combination of the innovative payloads
 /// received so far, which are stored as they arrived. A payload is computed
 /// once, when its symbol is asked for, as one multi-row sum: elimination
-/// then costs a few vector operations of 2g bytes per symbol instead of
-/// O(g) passes over 1500-byte payloads, and recoding costs what encoding does.
+/// then costs a few vector operations on rows of 2g elements per symbol
+/// instead of O(g) passes over 1500-byte payloads. Rows are packed as
+/// symbols are when q divides 8, so a GF(2) row of 2g elements is 2g/8 bytes.
 #[derive(Clone, Debug)]
 pub struct Decoder {
     field: Field,
+    packing: Packing,
     symbols: usize,
     symbol_bytes: usize,
-    /// Row length: `symbols` coefficients, then (with payloads) `symbols` weights.
+    /// Bytes of a row's coefficient part, and of its weight part.
+    part: usize,
+    /// Row length in bytes: coefficients, then (with payloads) weights.
     width: usize,
     /// `symbols x width`; row `i` is meaningful when `pivot[i]`.
     rows: Vec<u8>,
@@ -34,14 +39,21 @@ pub struct Decoder {
     rank: usize,
     /// The innovative payloads, in arrival order (`rank x symbol_bytes`).
     received: Vec<u8>,
+    /// Their coefficient vectors as they arrived (`rank x symbols`, one
+    /// element a byte): a basis of the received span for recoding, with no
+    /// elimination needed.
+    received_coefficients: Vec<u8>,
     /// Decoded payloads by symbol index, valid where `materialized`.
     decoded: Vec<u8>,
     materialized: Vec<bool>,
-    /// Pivots of rows not yet cleared from the older rows.
+    /// Pivots of rows not yet cleared from the older rows, ascending.
     pending: Vec<usize>,
     is_pending: Vec<bool>,
     scratch: Vec<u8>,
-    factors: Vec<(u8, usize)>,
+    /// The scratch row's coefficients, one a byte, read while it is reduced.
+    factors: Vec<u8>,
+    /// The pivots whose rows reduce the scratch row (room for `symbols + 1`).
+    selected: Vec<usize>,
 }
 
 /// How many new rows wait before they are cleared from the older ones.
@@ -52,23 +64,42 @@ impl Decoder {
     /// `symbol_bytes == 0` makes a virtual decoder that tracks coefficients only.
     pub fn new(field: Field, symbols: usize, symbol_bytes: usize) -> Result<Decoder, CodecError> {
         check_generation(field, symbols, symbol_bytes)?;
-        let width = if symbol_bytes > 0 { 2 * symbols } else { symbols };
+        let packing = Packing::new(field);
+        let part = packing.bytes(symbols);
+        let width = if symbol_bytes > 0 { 2 * part } else { part };
         Ok(Decoder {
             field,
+            packing,
             symbols,
             symbol_bytes,
+            part,
             width,
             rows: vec![0; symbols * width],
             pivot: vec![false; symbols],
             rank: 0,
             received: Vec::with_capacity(symbols * symbol_bytes),
+            received_coefficients: Vec::with_capacity(symbols * symbols),
             decoded: vec![0; symbols * symbol_bytes],
             materialized: vec![false; symbols],
             pending: Vec::with_capacity(PENDING_ROWS),
             is_pending: vec![false; symbols],
             scratch: vec![0; width],
-            factors: Vec::with_capacity(symbols),
+            factors: vec![0; symbols],
+            selected: vec![0; symbols + 1],
         })
+    }
+
+    /// Forgets everything received, to decode the next generation of the
+    /// same shape without allocating: a receiver of a stream of generations
+    /// keeps one decoder.
+    pub fn reset(&mut self) {
+        self.rank = 0;
+        self.pivot.fill(false);
+        self.received.clear();
+        self.received_coefficients.clear();
+        self.materialized.fill(false);
+        self.pending.clear();
+        self.is_pending.fill(false);
     }
 
     pub fn field(&self) -> Field {
@@ -103,15 +134,14 @@ impl Decoder {
         if self.is_complete() && self.pending.is_empty() {
             return true; // a full-rank reduced echelon form is the identity
         }
-        let unit = |row: &[u8]| row.iter().enumerate().all(|(j, &c)| j == index || c == 0);
-        let row = self.coefficients(index);
-        if self.is_pending[index] || self.pending.iter().all(|&p| row[p] == 0) {
-            return unit(row);
+        let (k, row) = (self.packing, self.coefficients(index));
+        if self.is_pending[index] || self.pending.iter().all(|&p| k.get(row, p) == 0) {
+            return k.is_unit_except(row, index);
         }
         let mut cleared = row.to_vec();
-        let terms = self.pending.iter().map(|&p| (row[p], self.coefficients(p)));
-        self.field.axpy_sum(terms, &mut cleared);
-        unit(&cleared)
+        let terms = self.pending.iter().map(|&p| (k.get(row, p), self.coefficients(p)));
+        k.axpy_sum(terms, &mut cleared);
+        k.is_unit_except(&cleared, index)
     }
 
     /// The number of decoded symbols.
@@ -140,24 +170,38 @@ impl Decoder {
         Some(&self.decoded)
     }
 
-    /// The coefficient row whose pivot is `index`, if symbol `index` is seen.
-    pub fn coefficient_row(&self, index: usize) -> Option<&[u8]> {
-        self.is_symbol_seen(index).then(|| self.coefficients(index))
+    /// The coefficient row whose pivot is `index`, one element a byte, if
+    /// symbol `index` is seen.
+    pub fn coefficient_row(&self, index: usize) -> Option<Vec<u8>> {
+        self.is_symbol_seen(index).then(|| {
+            let mut row = vec![0; self.symbols];
+            self.packing.unpack(self.coefficients(index), &mut row);
+            row
+        })
     }
 
     fn row(&self, i: usize) -> &[u8] {
         &self.rows[i * self.width..(i + 1) * self.width]
     }
 
+    /// The packed coefficient part of row `i`.
     fn coefficients(&self, i: usize) -> &[u8] {
-        &self.row(i)[..self.symbols]
+        &self.row(i)[..self.part]
     }
 
-    /// The received payloads weighted by `weights`, summed into `out`.
-    fn combine_received(&self, weights: &[u8], out: &mut [u8]) {
-        let s = self.symbol_bytes;
-        let terms = weights.iter().copied().zip(self.received.chunks_exact(s));
-        self.field.symbol_axpy_sum(terms, out);
+    /// The first `rank` weights of row `i`, one a byte, into `out`.
+    fn weights(&self, i: usize, out: &mut [u8]) {
+        self.packing.unpack(&self.row(i)[self.part..], out);
+    }
+
+    /// Bytes of a row in use once `received` payloads have arrived: the
+    /// coefficients, and (with payloads) the weights up to `received`.
+    fn used(&self, received: usize) -> usize {
+        if self.symbol_bytes > 0 {
+            self.part + self.packing.bytes(received)
+        } else {
+            self.part
+        }
     }
 
     fn materialize(&mut self, i: usize) {
@@ -165,10 +209,11 @@ impl Decoder {
             return;
         }
         let s = self.symbol_bytes;
-        let mut out = std::mem::take(&mut self.decoded);
-        out[i * s..(i + 1) * s].fill(0);
-        self.combine_received(&self.row(i)[self.symbols..], &mut out[i * s..(i + 1) * s]);
-        self.decoded = out;
+        let mut weights = vec![0; self.rank];
+        self.weights(i, &mut weights);
+        let out = &mut self.decoded[i * s..(i + 1) * s];
+        out.fill(0);
+        self.field.symbol_axpy_sum(weights.iter().copied().zip(self.received.chunks_exact(s)), out);
         self.materialized[i] = true;
     }
 
@@ -180,29 +225,30 @@ impl Decoder {
         }
         // Rows of few weights (systematic symbols have one) are summed
         // directly, skipping zeros; the dense rest go through one product.
-        let sparse = |row: &[u8]| row.iter().filter(|&&c| c != 0).count() * 8 <= r;
         let mut dense = vec![false; g];
-        let mut weights = Vec::with_capacity(g * r);
-        for i in 0..g {
+        let mut weights = vec![0; g * r];
+        let mut rows = 0;
+        for (i, is_dense) in dense.iter_mut().enumerate() {
             if self.materialized[i] || !self.is_symbol_decoded(i) {
                 continue;
             }
-            let row = &self.row(i)[g..g + r];
-            if sparse(row) {
+            let row = &mut weights[rows * r..(rows + 1) * r];
+            self.weights(i, row);
+            if row.iter().filter(|&&c| c != 0).count() * 8 <= r {
                 self.materialize(i);
             } else {
-                dense[i] = true;
-                weights.extend_from_slice(row);
+                *is_dense = true;
+                rows += 1;
             }
         }
-        if weights.is_empty() {
+        if rows == 0 {
             return;
         }
         let received: Vec<&[u8]> = self.received.chunks_exact(s).collect();
         let mut outputs: Vec<&mut [u8]> =
             self.decoded.chunks_exact_mut(s).zip(&dense).filter(|(_, &d)| d).map(|(out, _)| out).collect();
         outputs.iter_mut().for_each(|out| out.fill(0));
-        self.field.symbol_matmul(&weights, &received, &mut outputs);
+        self.field.symbol_matmul(&weights[..rows * r], &received, &mut outputs);
         self.materialized.iter_mut().zip(&dense).for_each(|(m, &d)| *m |= d);
     }
 
@@ -213,8 +259,8 @@ impl Decoder {
         if self.is_complete() {
             return Ok(Received::NotInnovative);
         }
-        self.scratch[..self.symbols].copy_from_slice(coefficients);
-        Ok(self.insert_scratch(payload))
+        self.received_coefficients.extend_from_slice(coefficients);
+        Ok(self.insert(payload))
     }
 
     /// Adds source symbol `index`, uncoded (a systematic symbol).
@@ -226,49 +272,60 @@ impl Decoder {
         if self.is_complete() || self.is_symbol_decoded(index) {
             return Ok(Received::NotInnovative);
         }
-        self.scratch[..self.symbols].fill(0);
-        self.scratch[index] = 1;
-        Ok(self.insert_scratch(payload))
+        let at = self.received_coefficients.len();
+        self.received_coefficients.resize(at + self.symbols, 0);
+        self.received_coefficients[at + index] = 1;
+        Ok(self.insert(payload))
     }
 
-    /// Reduces the scratch row against every pivot and keeps it if anything is left.
-    fn insert_scratch(&mut self, payload: &[u8]) -> Received {
-        let (g, w, field) = (self.symbols, self.width, self.field);
+    /// Takes the symbol whose coefficients were just appended to
+    /// `received_coefficients`: reduces them against every pivot and keeps
+    /// the row if anything is left.
+    fn insert(&mut self, payload: &[u8]) -> Received {
+        let (g, w, k) = (self.symbols, self.width, self.packing);
+        let used = self.used(self.rank + 1);
+        let arrived = &self.received_coefficients[self.rank * g..];
+        k.pack(arrived, &mut self.scratch[..self.part]);
+        self.factors.copy_from_slice(arrived);
         // The new payload would be received number `rank`.
-        self.scratch[g..].fill(0);
-        if w > g {
-            self.scratch[g + self.rank] = 1;
+        self.scratch[self.part..].fill(0);
+        if self.symbol_bytes > 0 {
+            k.set(&mut self.scratch[self.part..], self.rank, 1);
         }
         // Older rows are reduced among themselves, so their pivot columns are
         // cleared in one sum with the scratch row's original entries as
         // factors; that leaves entries at pending pivots, cleared in a second.
-        let used = if w > g { g + self.rank + 1 } else { g };
-        for older in [false, true] {
-            self.factors.clear();
-            for j in 0..g {
-                let c = self.scratch[j];
-                if c != 0 && self.pivot[j] && self.is_pending[j] == older {
-                    self.factors.push((c, j));
-                }
-            }
-            let rows = &self.rows;
-            let terms = self.factors.iter().map(|&(c, j)| (c, &rows[j * w..j * w + used]));
-            field.axpy_sum(terms, &mut self.scratch[..used]);
+        // The older rows are selected without a branch per column: over GF(2)
+        // half the factors are zero at random, and a branch would mispredict
+        // every other time.
+        let (rows, factors, scratch) = (&self.rows, &mut self.factors, &mut self.scratch[..used]);
+        let (selected, pivot, is_pending) = (&mut self.selected[..=g], &self.pivot[..g], &self.is_pending[..g]);
+        let mut older = 0;
+        for j in 0..g {
+            selected[older] = j;
+            older += ((factors[j] != 0) & pivot[j] & !is_pending[j]) as usize;
         }
-        let Some(p) = self.scratch[..g].iter().position(|&c| c != 0) else {
+        let older = selected[..older].iter();
+        k.axpy_sum(older.map(|&j| (factors[j], &rows[j * w..j * w + used])), scratch);
+        for &j in &self.pending {
+            factors[j] = k.get(scratch, j);
+        }
+        let pending = self.pending.iter().filter(|&&j| factors[j] != 0);
+        k.axpy_sum(pending.map(|&j| (factors[j], &rows[j * w..j * w + used])), scratch);
+        let Some(p) = k.first_nonzero(scratch, g) else {
+            self.received_coefficients.truncate(self.rank * g);
             return Received::NotInnovative;
         };
-        field.scale(field.inv(self.scratch[p]), &mut self.scratch[..used]);
+        k.scale(self.field.inv(k.get(scratch, p)), scratch);
         // Pending rows stay fully reduced: clear the new pivot from them now.
-        let scratch = &self.scratch[..used];
-        let is_pending = &self.is_pending;
-        let waiting = self.rows.chunks_exact_mut(w).enumerate().filter(|(i, r)| is_pending[*i] && r[p] != 0);
-        field.axpy_fanout(scratch, waiting.map(|(_, r)| (r[p], &mut r[..used])));
+        let waiting = rows_mut(&mut self.rows, w, &self.pending).map(|row| (k.get(row, p), &mut row[..used]));
+        k.axpy_fanout(scratch, waiting.filter(|(c, _)| *c != 0));
         self.rows[p * w..(p + 1) * w].copy_from_slice(&self.scratch);
         self.received.extend_from_slice(payload);
         self.pivot[p] = true;
         self.is_pending[p] = true;
-        self.pending.push(p);
+        let at = self.pending.partition_point(|&q| q < p);
+        self.pending.insert(at, p);
         self.rank += 1;
         if self.pending.len() == PENDING_ROWS || self.is_complete() {
             self.clear_pending();
@@ -285,8 +342,7 @@ impl Decoder {
         if self.pending.is_empty() {
             return;
         }
-        let (g, w) = (self.symbols, self.width);
-        let used = if w > g { g + self.rank } else { g };
+        let (w, k, used) = (self.width, self.packing, self.used(self.rank));
         let mut waiting = Vec::with_capacity(self.pending.len() * used);
         for &p in &self.pending {
             waiting.extend_from_slice(&self.rows[p * w..p * w + used]);
@@ -294,15 +350,18 @@ impl Decoder {
         let mut factors = Vec::with_capacity(self.rank * self.pending.len());
         let mut outputs: Vec<&mut [u8]> = Vec::with_capacity(self.rank);
         for (i, row) in self.rows.chunks_exact_mut(w).enumerate() {
-            if self.pivot[i] && !self.is_pending[i] && self.pending.iter().any(|&p| row[p] != 0) {
-                for &p in &self.pending {
-                    factors.push(row[p]);
+            if self.pivot[i] && !self.is_pending[i] {
+                let at = factors.len();
+                factors.extend(self.pending.iter().map(|&p| k.get(row, p)));
+                if factors[at..].iter().all(|&c| c == 0) {
+                    factors.truncate(at);
+                } else {
+                    outputs.push(&mut row[..used]);
                 }
-                outputs.push(&mut row[..used]);
             }
         }
         let inputs: Vec<&[u8]> = waiting.chunks_exact(used).collect();
-        self.field.matmul(&factors, &inputs, &mut outputs);
+        k.matmul(&factors, &inputs, &mut outputs);
         for &p in &self.pending {
             self.is_pending[p] = false;
         }
@@ -311,53 +370,67 @@ impl Decoder {
 
     /// Writes a random combination of the received symbols, expressed over
     /// the source symbols: what a relay forwards without decoding.
-    pub fn recode(&self, rng: &mut SplitMix64, coefficients: &mut [u8], payload: &mut [u8]) -> Result<(), CodecError> {
+    pub fn recode(&mut self, rng: &mut SplitMix64, coefficients: &mut [u8], payload: &mut [u8]) -> Result<(), CodecError> {
         self.recode_batch(rng, coefficients, payload)
     }
 
     /// As [`Decoder::recode`] for as many symbols as `coefficients` holds
     /// rows (`count x symbols`); `payloads` is `count x symbol_bytes`.
-    pub fn recode_batch(&self, rng: &mut SplitMix64, coefficients: &mut [u8], payloads: &mut [u8]) -> Result<(), CodecError> {
-        let mut mix = vec![0u8; coefficients.len() / self.symbols * self.rank];
-        for m in mix.chunks_exact_mut(self.rank.max(1)) {
-            coefficients::generate_nonzero(self.field, rng, m);
-        }
-        self.recode_with(&mix, coefficients, payloads)
-    }
-
-    /// Recodes with chosen mixes: row k of `mix` (`count x rank`) weighs the
-    /// seen rows in order of their pivots.
-    pub fn recode_with(&self, mix: &[u8], coefficients: &mut [u8], payloads: &mut [u8]) -> Result<(), CodecError> {
+    ///
+    /// A partial decoder mixes the symbols it received, at a cost of
+    /// `count x rank x (symbols + symbol_bytes)`. A complete one decodes
+    /// once and then encodes from the decoded symbols, which costs exactly
+    /// what an [`Encoder`](super::Encoder) does.
+    pub fn recode_batch(&mut self, rng: &mut SplitMix64, coefficients: &mut [u8], payloads: &mut [u8]) -> Result<(), CodecError> {
         let (g, s, r) = (self.symbols, self.symbol_bytes, self.rank);
         if r == 0 {
             return Err(CodecError::NothingToRecode);
         }
         let count = coefficients.len() / g;
-        check_coefficients(self.field, mix, count * r)?;
         if coefficients.len() != count * g {
             return Err(CodecError::CoefficientLength { got: coefficients.len(), expected: count * g });
         }
         check_payload(payloads, count * s)?;
-        // Each output's row over [coefficients | weights] is its mix of the seen rows.
-        let mut combined = vec![0u8; count * self.width];
-        let seen: Vec<&[u8]> = (0..g).filter(|&i| self.pivot[i]).map(|i| self.row(i)).collect();
-        let mut outputs: Vec<&mut [u8]> = combined.chunks_exact_mut(self.width).collect();
-        self.field.matmul(mix, &seen, &mut outputs);
-        let mut weights = Vec::with_capacity(count * r);
-        for (c, row) in coefficients.chunks_exact_mut(g).zip(combined.chunks_exact(self.width)) {
-            c.copy_from_slice(&row[..g]);
-            if s > 0 {
-                weights.extend_from_slice(&row[g..g + r]);
+        payloads.fill(0);
+        if self.is_complete() && s > 0 {
+            for c in coefficients.chunks_exact_mut(g) {
+                coefficients::generate_nonzero(self.field, rng, c);
             }
-        }
-        if s > 0 {
-            payloads.fill(0);
-            let received: Vec<&[u8]> = self.received.chunks_exact(s).collect();
+            self.data();
+            let decoded: Vec<&[u8]> = self.decoded.chunks_exact(s).collect();
             let mut outputs: Vec<&mut [u8]> = payloads.chunks_exact_mut(s).collect();
-            self.field.symbol_matmul(&weights, &received, &mut outputs);
+            self.field.symbol_matmul(coefficients, &decoded, &mut outputs);
+            return Ok(());
+        }
+        let mut mix = vec![0u8; count * r];
+        for m in mix.chunks_exact_mut(r) {
+            coefficients::generate_nonzero(self.field, rng, m);
+        }
+        coefficients.fill(0);
+        let basis: Vec<&[u8]> = self.received_coefficients.chunks_exact(g).collect();
+        let mut outputs: Vec<&mut [u8]> = coefficients.chunks_exact_mut(g).collect();
+        self.field.matmul(&mix, &basis, &mut outputs);
+        if s > 0 {
+            let basis: Vec<&[u8]> = self.received.chunks_exact(s).collect();
+            let mut outputs: Vec<&mut [u8]> = payloads.chunks_exact_mut(s).collect();
+            self.field.symbol_matmul(&mix, &basis, &mut outputs);
         }
         Ok(())
     }
+}
+
+/// The rows `indices` (ascending, distinct) of a row-major matrix of
+/// `width`-byte rows, borrowed together.
+fn rows_mut<'a>(rows: &'a mut [u8], width: usize, indices: &'a [usize]) -> impl Iterator<Item = &'a mut [u8]> {
+    let mut rest = rows;
+    let mut next = 0;
+    indices.iter().map(move |&i| {
+        let tail = std::mem::take(&mut rest).split_at_mut((i - next) * width).1;
+        let (row, tail) = tail.split_at_mut(width);
+        rest = tail;
+        next = i + 1;
+        row
+    })
 }
 
 /// A relay's coder: it stores what it receives, as a decoder does, and sends
@@ -378,12 +451,12 @@ impl Recoder {
     }
 
     /// See [`Decoder::recode`].
-    pub fn recode(&self, rng: &mut SplitMix64, coefficients: &mut [u8], payload: &mut [u8]) -> Result<(), CodecError> {
+    pub fn recode(&mut self, rng: &mut SplitMix64, coefficients: &mut [u8], payload: &mut [u8]) -> Result<(), CodecError> {
         self.decoder.recode(rng, coefficients, payload)
     }
 
     /// See [`Decoder::recode_batch`].
-    pub fn recode_batch(&self, rng: &mut SplitMix64, coefficients: &mut [u8], payloads: &mut [u8]) -> Result<(), CodecError> {
+    pub fn recode_batch(&mut self, rng: &mut SplitMix64, coefficients: &mut [u8], payloads: &mut [u8]) -> Result<(), CodecError> {
         self.decoder.recode_batch(rng, coefficients, payloads)
     }
 

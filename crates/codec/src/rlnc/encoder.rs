@@ -108,7 +108,7 @@ impl Encoder {
     /// Encodes a batch: `payloads` receives one combination per row of
     /// `coefficients` (`count x symbols`, row-major). Sending a block's
     /// worth of combinations at once, as TCP-HONC does, reads each source
-    /// symbol once per four outputs.
+    /// symbol once per group of outputs.
     pub fn encode_batch(&self, coefficients: &[u8], payloads: &mut [u8]) -> Result<(), CodecError> {
         let count = coefficients.len() / self.symbols;
         check_coefficients(self.field, coefficients, count * self.symbols)?;

@@ -7,6 +7,7 @@
 
 mod decoder;
 mod encoder;
+mod packing;
 pub mod sliding;
 
 pub use decoder::{Decoder, Recoder};
@@ -63,7 +64,7 @@ fn check_generation(field: Field, symbols: usize, symbol_bytes: usize) -> Result
         return Err(CodecError::InvalidSymbols(symbols));
     }
     let granularity = field.symbol_granularity();
-    if symbol_bytes % granularity != 0 {
+    if !symbol_bytes.is_multiple_of(granularity) {
         return Err(CodecError::InvalidSymbolBytes { field, symbol_bytes, granularity });
     }
     Ok(())

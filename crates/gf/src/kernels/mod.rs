@@ -9,6 +9,9 @@
 use crate::tables::ByteMap;
 use std::sync::OnceLock;
 
+pub(crate) use binary::gf2_matmul;
+
+mod binary;
 mod scalar;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod x86;

@@ -274,95 +274,127 @@ mod gfni {
         }
     }
 
+    /// Keeps up to 512 bytes of y in eight accumulators across all rows, so
+    /// the coefficient rows of a decoder (at most 2g bytes) take one pass.
     #[target_feature(enable = "avx512f,avx512bw,gfni")]
     unsafe fn map_xor_multi(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
-        // Four accumulators (256 bytes of y) stay in registers across all rows.
         let n = y.len();
-        let yp = y.as_mut_ptr();
         let mut i = 0;
         unsafe {
-            while i + 256 <= n {
-                let mut acc = [ld(yp.add(i)), ld(yp.add(i + 64)), ld(yp.add(i + 128)), ld(yp.add(i + 192))];
-                for (m, x) in ms.iter().zip(xs) {
-                    let a = matrix(m);
-                    let xp = x.as_ptr().add(i);
-                    acc[0] = _mm512_xor_si512(acc[0], affine(ld(xp), a));
-                    acc[1] = _mm512_xor_si512(acc[1], affine(ld(xp.add(64)), a));
-                    acc[2] = _mm512_xor_si512(acc[2], affine(ld(xp.add(128)), a));
-                    acc[3] = _mm512_xor_si512(acc[3], affine(ld(xp.add(192)), a));
-                }
-                for (j, v) in acc.into_iter().enumerate() {
-                    st(yp.add(i + 64 * j), v);
-                }
-                i += 256;
+            while n - i >= 512 {
+                multi_pass::<8>(ms, xs, y, i, !0);
+                i += 512;
             }
-            while i < n {
-                let k = if n - i >= 64 { !0 } else { tail_mask(n - i) };
-                let mut acc = ldm(k, yp.add(i));
-                for (m, x) in ms.iter().zip(xs) {
-                    acc = _mm512_xor_si512(acc, affine(ldm(k, x.as_ptr().add(i)), matrix(m)));
-                }
-                stm(k, yp.add(i), acc);
-                i += 64;
+            let rest = n - i;
+            let tail = if rest % 64 == 0 { !0 } else { tail_mask(rest % 64) };
+            match rest.div_ceil(64) {
+                0 => {}
+                1 => multi_pass::<1>(ms, xs, y, i, tail),
+                2 => multi_pass::<2>(ms, xs, y, i, tail),
+                3 => multi_pass::<3>(ms, xs, y, i, tail),
+                4 => multi_pass::<4>(ms, xs, y, i, tail),
+                5 => multi_pass::<5>(ms, xs, y, i, tail),
+                6 => multi_pass::<6>(ms, xs, y, i, tail),
+                7 => multi_pass::<7>(ms, xs, y, i, tail),
+                _ => multi_pass::<8>(ms, xs, y, i, tail),
             }
         }
     }
 
-    /// Four outputs at a time: each 256-byte block of an input row is loaded
-    /// once and used four times, with sixteen accumulators in registers. The
-    /// inputs rarely fit in L1, so this quarters the traffic from L2.
+    /// `V` vectors of y from byte `at`, the last one masked by `last`.
+    #[inline(always)]
+    unsafe fn multi_pass<const V: usize>(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8], at: usize, last: __mmask64) {
+        let mask = |v: usize| if v + 1 == V { last } else { !0 };
+        let yp = unsafe { y.as_mut_ptr().add(at) };
+        unsafe {
+            let mut acc: [__m512i; V] = std::array::from_fn(|v| ldm(mask(v), yp.add(64 * v)));
+            for (m, x) in ms.iter().zip(xs) {
+                let xp = x.as_ptr().add(at);
+                // GF(2) rows are all identities: a plain XOR leaves the
+                // affine unit free. The branch is predictable in every field.
+                if m.is_identity() {
+                    for (v, acc_v) in acc.iter_mut().enumerate() {
+                        *acc_v = _mm512_xor_si512(*acc_v, ldm(mask(v), xp.add(64 * v)));
+                    }
+                    continue;
+                }
+                let a = matrix(m);
+                for (v, acc_v) in acc.iter_mut().enumerate() {
+                    *acc_v = _mm512_xor_si512(*acc_v, affine(ldm(mask(v), xp.add(64 * v)), a));
+                }
+            }
+            for (v, &a) in acc.iter().enumerate() {
+                stm(mask(v), yp.add(64 * v), a);
+            }
+        }
+    }
+
+    /// Outputs in groups of `OUTPUTS`: each block of `VECTORS` x 64 bytes of
+    /// an input row is loaded once and used for every output of the group,
+    /// with all the group's accumulators in registers. The inputs rarely fit
+    /// in L1, so this divides the traffic from L2 by the group size.
     #[target_feature(enable = "avx512f,avx512bw,gfni")]
     unsafe fn map_xor_matmul(ms: &[&ByteMap], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
-        const K: usize = 4;
+        const OUTPUTS: usize = GROUP.0;
         let n = xs.len();
-        let mut groups = ys.chunks_exact_mut(K);
+        let mut groups = ys.chunks_exact_mut(OUTPUTS);
         let mut first = 0;
         for group in &mut groups {
             let len = group[0].len();
-            let yp: [*mut u8; K] = std::array::from_fn(|k| group[k].as_mut_ptr());
-            let rows = &ms[first * n..(first + K) * n];
+            let yp: [*mut u8; OUTPUTS] = std::array::from_fn(|k| group[k].as_mut_ptr());
+            let rows = &ms[first * n..(first + OUTPUTS) * n];
+            let mut off = 0;
             unsafe {
-                let mut off = 0;
-                while off + 256 <= len {
-                    let mut acc: [[__m512i; 4]; K] =
-                        std::array::from_fn(|k| std::array::from_fn(|t| ld(yp[k].add(off + 64 * t))));
-                    for (j, x) in xs.iter().enumerate() {
-                        let xp = x.as_ptr().add(off);
-                        let xv = [ld(xp), ld(xp.add(64)), ld(xp.add(128)), ld(xp.add(192))];
-                        for (k, acc_k) in acc.iter_mut().enumerate() {
-                            let a = matrix(rows[k * n + j]);
-                            for t in 0..4 {
-                                acc_k[t] = _mm512_xor_si512(acc_k[t], affine(xv[t], a));
-                            }
-                        }
-                    }
-                    for (k, acc_k) in acc.iter().enumerate() {
-                        for (t, &v) in acc_k.iter().enumerate() {
-                            st(yp[k].add(off + 64 * t), v);
-                        }
-                    }
-                    off += 256;
+                while len - off >= 64 * GROUP.1 {
+                    matmul_block::<OUTPUTS, { GROUP.1 }>(rows, xs, yp, off, !0);
+                    off += 64 * GROUP.1;
                 }
                 while off < len {
                     let mask = if len - off >= 64 { !0 } else { tail_mask(len - off) };
-                    let mut acc: [__m512i; K] = std::array::from_fn(|k| ldm(mask, yp[k].add(off)));
-                    for (j, x) in xs.iter().enumerate() {
-                        let xv = ldm(mask, x.as_ptr().add(off));
-                        for (k, acc_k) in acc.iter_mut().enumerate() {
-                            *acc_k = _mm512_xor_si512(*acc_k, affine(xv, matrix(rows[k * n + j])));
-                        }
-                    }
-                    for (k, &v) in acc.iter().enumerate() {
-                        stm(mask, yp[k].add(off), v);
-                    }
+                    matmul_block::<OUTPUTS, 1>(rows, xs, yp, off, mask);
                     off += 64;
                 }
             }
-            first += K;
+            first += OUTPUTS;
         }
         for (k, y) in groups.into_remainder().iter_mut().enumerate() {
             let row = &ms[(first + k) * n..(first + k + 1) * n];
             unsafe { map_xor_multi(row, xs, y) }
+        }
+    }
+
+    /// Outputs per group and vectors per block in [`map_xor_matmul`].
+    const GROUP: (usize, usize) = (8, 3);
+
+    /// `K` outputs times `V` vectors from byte `off`; the last vector is masked by `last`.
+    #[inline(always)]
+    unsafe fn matmul_block<const K: usize, const V: usize>(
+        rows: &[&ByteMap],
+        xs: &[&[u8]],
+        yp: [*mut u8; K],
+        off: usize,
+        last: __mmask64,
+    ) {
+        let n = xs.len();
+        let mask = |v: usize| if v + 1 == V { last } else { !0 };
+        unsafe {
+            let mut acc: [[__m512i; V]; K] =
+                std::array::from_fn(|k| std::array::from_fn(|v| ldm(mask(v), yp[k].add(off + 64 * v))));
+            for (j, x) in xs.iter().enumerate() {
+                let xp = x.as_ptr().add(off);
+                let xv: [__m512i; V] = std::array::from_fn(|v| ldm(mask(v), xp.add(64 * v)));
+                for (k, acc_k) in acc.iter_mut().enumerate() {
+                    let a = matrix(rows[k * n + j]);
+                    for v in 0..V {
+                        acc_k[v] = _mm512_xor_si512(acc_k[v], affine(xv[v], a));
+                    }
+                }
+            }
+            for (k, acc_k) in acc.iter().enumerate() {
+                for (v, &a) in acc_k.iter().enumerate() {
+                    stm(mask(v), yp[k].add(off + 64 * v), a);
+                }
+            }
         }
     }
 

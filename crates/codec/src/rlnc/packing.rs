@@ -1,0 +1,193 @@
+//! How a decoder stores rows of field elements.
+//!
+//! When q divides 8, a row is packed like a symbol: 8/q elements to a byte,
+//! low bits first. Row operations are then symbol operations, and a GF(2)
+//! row of g coefficients takes g/8 bytes: elimination moves an eighth of
+//! the data it would move at one element per byte. Other fields keep one
+//! element per byte, where row operations are element operations.
+
+use ncmesh_gf::Field;
+
+/// The element layout of a decoder's rows over one field.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Packing {
+    field: Field,
+    /// Elements per byte: 8/q when q divides 8, else 1 (a power of two).
+    per_byte: usize,
+    /// log2 of `per_byte`, so that finding an element takes no division.
+    per_byte_log2: u32,
+    /// Bits per element slot.
+    bits: usize,
+}
+
+impl Packing {
+    pub fn new(field: Field) -> Packing {
+        let q = field.degree() as usize;
+        let per_byte = if 8 % q == 0 { 8 / q } else { 1 };
+        Packing { field, per_byte, per_byte_log2: per_byte.trailing_zeros(), bits: 8 / per_byte }
+    }
+
+    /// Bytes holding `elements` elements.
+    pub fn bytes(self, elements: usize) -> usize {
+        elements.div_ceil(self.per_byte)
+    }
+
+    fn slot(self, j: usize) -> (usize, usize) {
+        (j >> self.per_byte_log2, (j & (self.per_byte - 1)) * self.bits)
+    }
+
+    /// Element `j` of a packed row.
+    pub fn get(self, row: &[u8], j: usize) -> u8 {
+        let (byte, shift) = self.slot(j);
+        (row[byte] >> shift) & self.field.max_element()
+    }
+
+    /// Sets element `j` of a packed row.
+    pub fn set(self, row: &mut [u8], j: usize, value: u8) {
+        let (byte, shift) = self.slot(j);
+        let mask = self.field.max_element() << shift;
+        row[byte] = (row[byte] & !mask) | ((value << shift) & mask);
+    }
+
+    /// Packs one element per byte from `elements` into `row`.
+    pub fn pack(self, elements: &[u8], row: &mut [u8]) {
+        if self.per_byte == 1 {
+            return row[..elements.len()].copy_from_slice(elements);
+        }
+        if self.per_byte == 8 {
+            // Gathers the low bits of eight bytes with one multiplication.
+            let mut chunks = elements.chunks_exact(8);
+            for (out, chunk) in row.iter_mut().zip(&mut chunks) {
+                let x = u64::from_le_bytes(chunk.try_into().expect("eight bytes")) & 0x0101_0101_0101_0101;
+                *out = (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8;
+            }
+            let done = elements.len() - chunks.remainder().len();
+            row[done / 8..self.bytes(elements.len())].fill(0);
+            for (j, &e) in chunks.remainder().iter().enumerate() {
+                self.set(row, done + j, e);
+            }
+            return;
+        }
+        row[..self.bytes(elements.len())].fill(0);
+        for (j, &e) in elements.iter().enumerate() {
+            self.set(row, j, e);
+        }
+    }
+
+    /// Unpacks the first `elements.len()` elements of `row`, one per byte.
+    pub fn unpack(self, row: &[u8], elements: &mut [u8]) {
+        if self.per_byte == 1 {
+            return elements.copy_from_slice(&row[..elements.len()]);
+        }
+        if self.per_byte == 8 {
+            // Spreads bit k of a byte to byte k: isolate each bit in its own
+            // byte, then carry it up to bit 7 and shift it down.
+            let done = elements.len() / 8 * 8;
+            for (chunk, &b) in elements.chunks_exact_mut(8).zip(row) {
+                let x = (b as u64).wrapping_mul(0x0101_0101_0101_0101) & 0x8040_2010_0804_0201;
+                let bits = ((x + 0x0040_6070_787C_7E7F) >> 7) & 0x0101_0101_0101_0101;
+                chunk.copy_from_slice(&bits.to_le_bytes());
+            }
+            for (j, e) in elements.iter_mut().enumerate().skip(done) {
+                *e = self.get(row, j);
+            }
+            return;
+        }
+        for (j, e) in elements.iter_mut().enumerate() {
+            *e = self.get(row, j);
+        }
+    }
+
+    /// The first non-zero element among the first `elements` of `row`.
+    pub fn first_nonzero(self, row: &[u8], elements: usize) -> Option<usize> {
+        let byte = row[..self.bytes(elements)].iter().position(|&b| b != 0)?;
+        let j = byte * self.per_byte + row[byte].trailing_zeros() as usize / self.bits;
+        (j < elements).then_some(j)
+    }
+
+    /// Whether every element of `row` but element `j` is zero.
+    pub fn is_unit_except(self, row: &[u8], j: usize) -> bool {
+        let (at, shift) = self.slot(j);
+        let mask = self.field.max_element() << shift;
+        row.iter().enumerate().all(|(k, &b)| if k == at { b & !mask == 0 } else { b == 0 })
+    }
+
+    /// `y += sum c * x` over packed rows.
+    pub fn axpy_sum<'a>(self, terms: impl IntoIterator<Item = (u8, &'a [u8])>, y: &mut [u8]) {
+        if self.per_byte == 1 {
+            self.field.axpy_sum(terms, y)
+        } else {
+            self.field.symbol_axpy_sum(terms, y)
+        }
+    }
+
+    /// `y += c * x` for every `(c, y)`: one new pivot cleared from many rows.
+    pub fn axpy_fanout<'a>(self, x: &[u8], terms: impl IntoIterator<Item = (u8, &'a mut [u8])>) {
+        if self.per_byte == 1 {
+            self.field.axpy_fanout(x, terms)
+        } else {
+            terms.into_iter().for_each(|(c, y)| self.field.symbol_axpy(c, x, y))
+        }
+    }
+
+    /// `y *= c` over a packed row.
+    pub fn scale(self, c: u8, y: &mut [u8]) {
+        if self.per_byte == 1 {
+            self.field.scale(c, y)
+        } else {
+            self.field.symbol_scale(c, y)
+        }
+    }
+
+    /// `ys[i] += sum_j a[i, j] * xs[j]` over packed rows; `a` is one element a byte.
+    pub fn matmul(self, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+        if self.per_byte == 1 {
+            self.field.matmul(a, xs, ys)
+        } else {
+            self.field.symbol_matmul(a, xs, ys)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prng::SplitMix64;
+
+    #[test]
+    fn packing_round_trips_and_matches_symbol_arithmetic() {
+        let mut rng = SplitMix64::new(5);
+        for q in 1..=8 {
+            let field = Field::new(q).unwrap();
+            let p = Packing::new(field);
+            for n in [0usize, 1, 7, 8, 9, 63, 64, 65, 100] {
+                let mut a = vec![0u8; n];
+                rng.fill_bytes(&mut a);
+                a.iter_mut().for_each(|e| *e &= field.max_element());
+                let mut row = vec![0xA5u8; p.bytes(n)];
+                p.pack(&a, &mut row);
+                let mut back = vec![0u8; n];
+                p.unpack(&row, &mut back);
+                assert_eq!(back, a, "{field:?} n={n}");
+                assert!((0..n).all(|j| p.get(&row, j) == a[j]));
+                assert_eq!(p.first_nonzero(&row, n), a.iter().position(|&e| e != 0), "{field:?} n={n}");
+                // Packed arithmetic agrees with element arithmetic.
+                let mut b = vec![0u8; n];
+                rng.fill_bytes(&mut b);
+                b.iter_mut().for_each(|e| *e &= field.max_element());
+                let c = (rng.next_u64() as u8) & field.max_element();
+                let mut want = b.clone();
+                field.axpy(c, &a, &mut want);
+                let mut got = vec![0u8; p.bytes(n)];
+                p.pack(&b, &mut got);
+                p.axpy_fanout(&row, [(c, got.as_mut_slice())]);
+                p.unpack(&got, &mut back);
+                assert_eq!(back, want, "{field:?} n={n} c={c}");
+            }
+            let mut unit = vec![0u8; p.bytes(20)];
+            p.set(&mut unit, 13, 1);
+            assert!(p.is_unit_except(&unit, 13));
+            assert!(!p.is_unit_except(&unit, 12));
+        }
+    }
+}
