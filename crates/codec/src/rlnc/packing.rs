@@ -114,7 +114,11 @@ impl Packing {
 
     /// `y += sum c * x` over packed rows.
     pub fn axpy_sum<'a>(self, terms: impl IntoIterator<Item = (u8, &'a [u8])>, y: &mut [u8]) {
-        if self.per_byte == 1 {
+        if self.per_byte == 8 && y.len() < 64 {
+            // GF(2) rows shorter than a vector register (g < 256 with
+            // payloads): a plain XOR loop beats the batching of the kernels.
+            terms.into_iter().filter(|&(c, _)| c & 1 != 0).for_each(|(_, x)| xor_into(x, y));
+        } else if self.per_byte == 1 {
             self.field.axpy_sum(terms, y)
         } else {
             self.field.symbol_axpy_sum(terms, y)
@@ -123,7 +127,9 @@ impl Packing {
 
     /// `y += c * x` for every `(c, y)`: one new pivot cleared from many rows.
     pub fn axpy_fanout<'a>(self, x: &[u8], terms: impl IntoIterator<Item = (u8, &'a mut [u8])>) {
-        if self.per_byte == 1 {
+        if self.per_byte == 8 {
+            terms.into_iter().filter(|&(c, _)| c & 1 != 0).for_each(|(_, y)| xor_into(x, y));
+        } else if self.per_byte == 1 {
             self.field.axpy_fanout(x, terms)
         } else {
             terms.into_iter().for_each(|(c, y)| self.field.symbol_axpy(c, x, y))
@@ -132,7 +138,11 @@ impl Packing {
 
     /// `y *= c` over a packed row.
     pub fn scale(self, c: u8, y: &mut [u8]) {
-        if self.per_byte == 1 {
+        if self.per_byte == 8 {
+            if c & 1 == 0 {
+                y.fill(0);
+            }
+        } else if self.per_byte == 1 {
             self.field.scale(c, y)
         } else {
             self.field.symbol_scale(c, y)
@@ -149,6 +159,17 @@ impl Packing {
     }
 }
 
+/// `y ^= x`, eight bytes at a time.
+fn xor_into(x: &[u8], y: &mut [u8]) {
+    let mut ys = y.chunks_exact_mut(8);
+    let mut xs = x.chunks_exact(8);
+    for (a, b) in (&mut ys).zip(&mut xs) {
+        let v = u64::from_ne_bytes((&*a).try_into().expect("eight bytes")) ^ u64::from_ne_bytes(b.try_into().expect("eight bytes"));
+        a.copy_from_slice(&v.to_ne_bytes());
+    }
+    ys.into_remainder().iter_mut().zip(xs.remainder()).for_each(|(a, b)| *a ^= b);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,7 +181,7 @@ mod tests {
         for q in 1..=8 {
             let field = Field::new(q).unwrap();
             let p = Packing::new(field);
-            for n in [0usize, 1, 7, 8, 9, 63, 64, 65, 100] {
+            for n in [0usize, 1, 7, 8, 9, 63, 64, 65, 100, 600] {
                 let mut a = vec![0u8; n];
                 rng.fill_bytes(&mut a);
                 a.iter_mut().for_each(|e| *e &= field.max_element());
@@ -180,9 +201,19 @@ mod tests {
                 field.axpy(c, &a, &mut want);
                 let mut got = vec![0u8; p.bytes(n)];
                 p.pack(&b, &mut got);
+                let mut summed = got.clone();
                 p.axpy_fanout(&row, [(c, got.as_mut_slice())]);
                 p.unpack(&got, &mut back);
                 assert_eq!(back, want, "{field:?} n={n} c={c}");
+                p.axpy_sum([(c, row.as_slice()), (0, got.as_slice())], &mut summed);
+                p.unpack(&summed, &mut back);
+                assert_eq!(back, want, "{field:?} n={n} c={c} (sum)");
+                let mut scaled = row.clone();
+                p.scale(c, &mut scaled);
+                p.unpack(&scaled, &mut back);
+                let mut want = a.clone();
+                field.scale(c, &mut want);
+                assert_eq!(back, want, "{field:?} n={n} c={c} (scale)");
             }
             let mut unit = vec![0u8; p.bytes(20)];
             p.set(&mut unit, 13, 1);
