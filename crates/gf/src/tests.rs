@@ -300,3 +300,46 @@ fn gf2_matmul_equals_rows_of_sums() {
     Field::GF2.matmul(&a, &xr, &mut refs);
     assert_eq!(want, got_elements, "element vectors");
 }
+
+/// Both AVX-512 GF(2) products, whichever the dispatch would pick, on every
+/// remainder of a group of 8 rows and of a 64-byte block, between guard
+/// bytes.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[test]
+fn gf2_sliced_and_direct_match_row_sums() {
+    use kernels::binary_gfni::{direct, sliced};
+    if Kernels::for_isa(Isa::Gfni512).is_none() {
+        return;
+    }
+    const ROWS: [usize; 11] = [1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 256];
+    const LENGTHS: [usize; 6] = [0, 1, 63, 64, 65, 1500];
+    const GUARD: usize = 64;
+    type Product = unsafe fn(&[u8], &[&[u8]], &mut [&mut [u8]]);
+    let products: [(&str, Product); 2] = [("sliced", sliced), ("direct", direct)];
+    for (s, &m) in ROWS.iter().enumerate() {
+        for (t, &n) in ROWS.iter().enumerate() {
+            for (u, &len) in LENGTHS.iter().enumerate() {
+                if m * n * len > 1 << 22 && len != 65 {
+                    continue;
+                }
+                let seed = (s * 1000 + t * 100 + u) as u64;
+                let xbuf = bytes(n * (len + GUARD) + GUARD, seed);
+                let xs: Vec<&[u8]> = xbuf[GUARD..].chunks_exact(len + GUARD).map(|c| &c[..len]).collect();
+                let a: Vec<u8> = bytes(m * n, seed + 1).iter().map(|c| c | 0xfe).collect();
+                let ybuf = bytes(m * (len + GUARD) + GUARD, seed + 2);
+                let mut want = ybuf.clone();
+                let mut want_ys: Vec<&mut [u8]> =
+                    want[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
+                gf2_product_by_rows(&a, &xs, &mut want_ys);
+                for (name, product) in products {
+                    let mut got = ybuf.clone();
+                    let mut ys: Vec<&mut [u8]> =
+                        got[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
+                    // SAFETY: GFNI with AVX-512BW was detected, and the shapes agree.
+                    unsafe { product(&a, &xs, &mut ys) };
+                    assert!(want == got, "{name} GF(2) product of {m} x {n} rows of {len} bytes");
+                }
+            }
+        }
+    }
+}

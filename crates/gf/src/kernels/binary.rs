@@ -7,7 +7,9 @@
 //! the byte-map kernels spend one multiplication per coefficient.
 //!
 //! The body is portable Rust over fixed-size blocks, compiled once per
-//! instruction set so that LLVM turns each block XOR into vector code.
+//! instruction set so that LLVM turns each block XOR into vector code. With
+//! AVX-512 and GFNI, the products of [`super::binary_gfni`] are faster except
+//! from about 12 x 12 to 32 x 32.
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 use super::Isa;
@@ -113,6 +115,26 @@ pub(crate) fn gf2_matmul(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8
     let len = ys.first().map_or(0, |y| y.len());
     if n == 0 || len == 0 {
         return;
+    }
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if k.isa == Isa::Gfni512
+        && is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("gfni")
+    {
+        use super::binary_gfni::{direct, sliced};
+        let m = ys.len();
+        // The bounds are the measured crossovers on 1500-byte rows.
+        // SAFETY: the features were just detected, and the caller passes
+        // `m * n` coefficients and rows of one length.
+        unsafe {
+            if n >= 12 && m >= 5 && n * m >= 1024 {
+                return sliced(a, xs, ys);
+            }
+            if n < 12 || m < MIN_OUTPUTS {
+                return direct(a, xs, ys);
+            }
+        }
     }
     if ys.len() < MIN_OUTPUTS || n < K {
         for (row, y) in a.chunks_exact(n).zip(ys) {

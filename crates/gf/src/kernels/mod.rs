@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 pub(crate) use binary::gf2_matmul;
 
 mod binary;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+pub(crate) mod binary_gfni;
 mod scalar;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod x86;
