@@ -183,7 +183,7 @@ impl Field {
     /// # Panics
     /// If any `y` differs from `x` in length.
     pub fn axpy_fanout<'a>(self, x: &[u8], terms: impl IntoIterator<Item = (u8, &'a mut [u8])>) {
-        const BATCH: usize = 32;
+        const BATCH: usize = 16;
         let mut maps: [&ByteMap; BATCH] = [&ByteMap::ZERO; BATCH];
         let mut rows: [&mut [u8]; BATCH] = std::array::from_fn(|_| <&mut [u8]>::default());
         let mut n = 0;
@@ -369,7 +369,7 @@ fn product(field: Field, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], map: impl
 /// Shared body of the multi-row operations: skips zero coefficients and
 /// hands the kernel batches of maps that fit on the stack.
 fn sum<'a>(terms: impl IntoIterator<Item = (u8, &'a [u8])>, y: &mut [u8], map: impl Fn(u8) -> &'static ByteMap) {
-    const BATCH: usize = 32;
+    const BATCH: usize = 16;
     let mut maps: [&ByteMap; BATCH] = [&ByteMap::ZERO; BATCH];
     let mut rows: [&[u8]; BATCH] = [&[]; BATCH];
     let mut n = 0;

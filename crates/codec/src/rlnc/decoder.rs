@@ -43,7 +43,8 @@ pub struct Decoder {
     /// element a byte): a basis of the received span for recoding, with no
     /// elimination needed.
     received_coefficients: Vec<u8>,
-    /// Decoded payloads by symbol index, valid where `materialized`.
+    /// Decoded payloads by symbol index, valid where `materialized`;
+    /// allocated when the first one is.
     decoded: Vec<u8>,
     materialized: Vec<bool>,
     /// Pivots of rows not yet cleared from the older rows, ascending.
@@ -66,7 +67,7 @@ impl Decoder {
         check_generation(field, symbols, symbol_bytes)?;
         let packing = Packing::new(field);
         let part = packing.bytes(symbols);
-        let width = if symbol_bytes > 0 { 2 * part } else { part };
+        let width = packing.padded(if symbol_bytes > 0 { 2 * part } else { part });
         Ok(Decoder {
             field,
             packing,
@@ -79,7 +80,7 @@ impl Decoder {
             rank: 0,
             received: Vec::with_capacity(symbols * symbol_bytes),
             received_coefficients: Vec::with_capacity(symbols * symbols),
-            decoded: vec![0; symbols * symbol_bytes],
+            decoded: Vec::new(),
             materialized: vec![false; symbols],
             pending: Vec::with_capacity(PENDING_ROWS),
             is_pending: vec![false; symbols],
@@ -196,12 +197,11 @@ impl Decoder {
 
     /// Bytes of a row in use once `received` payloads have arrived: the
     /// coefficients, and (with payloads) the weights up to `received`.
+    /// The bytes past a row's end are zero in every row, so this is rounded
+    /// up as the row length is.
     fn used(&self, received: usize) -> usize {
-        if self.symbol_bytes > 0 {
-            self.part + self.packing.bytes(received)
-        } else {
-            self.part
-        }
+        let used = if self.symbol_bytes > 0 { self.part + self.packing.bytes(received) } else { self.part };
+        self.packing.padded(used).min(self.width)
     }
 
     fn materialize(&mut self, i: usize) {
@@ -209,6 +209,7 @@ impl Decoder {
             return;
         }
         let s = self.symbol_bytes;
+        self.decoded.resize(self.symbols * s, 0);
         let mut weights = vec![0; self.rank];
         self.weights(i, &mut weights);
         let out = &mut self.decoded[i * s..(i + 1) * s];
@@ -244,10 +245,14 @@ impl Decoder {
         if rows == 0 {
             return;
         }
+        let fresh = self.decoded.is_empty();
+        self.decoded.resize(g * s, 0);
         let received: Vec<&[u8]> = self.received.chunks_exact(s).collect();
         let mut outputs: Vec<&mut [u8]> =
             self.decoded.chunks_exact_mut(s).zip(&dense).filter(|(_, &d)| d).map(|(out, _)| out).collect();
-        outputs.iter_mut().for_each(|out| out.fill(0));
+        if !fresh {
+            outputs.iter_mut().for_each(|out| out.fill(0));
+        }
         self.field.symbol_matmul(&weights[..rows * r], &received, &mut outputs);
         self.materialized.iter_mut().zip(&dense).for_each(|(m, &d)| *m |= d);
     }
@@ -290,7 +295,7 @@ impl Decoder {
         // The new payload would be received number `rank`.
         self.scratch[self.part..].fill(0);
         if self.symbol_bytes > 0 {
-            k.set(&mut self.scratch[self.part..], self.rank, 1);
+            k.set_in_zeroed(&mut self.scratch[self.part..], self.rank, 1);
         }
         // Older rows are reduced among themselves, so their pivot columns are
         // cleared in one sum with the scratch row's original entries as

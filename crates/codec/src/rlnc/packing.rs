@@ -27,6 +27,23 @@ impl Packing {
         Packing { field, per_byte, per_byte_log2: per_byte.trailing_zeros(), bits: 8 / per_byte }
     }
 
+    /// A row length of `bytes` rounded up to what the row operations work
+    /// in: words for short GF(2) rows, else whole vector registers, which
+    /// need no masked loads (slow when they follow a store to the same row).
+    pub fn padded(self, bytes: usize) -> usize {
+        if self.xors_words(bytes) {
+            bytes.next_multiple_of(8)
+        } else {
+            bytes.next_multiple_of(64)
+        }
+    }
+
+    /// GF(2) rows of a few words are XORed in a plain loop: cheaper than
+    /// handing them to the table kernels.
+    fn xors_words(self, bytes: usize) -> bool {
+        self.per_byte == 8 && bytes <= 16
+    }
+
     /// Bytes holding `elements` elements.
     pub fn bytes(self, elements: usize) -> usize {
         elements.div_ceil(self.per_byte)
@@ -47,6 +64,14 @@ impl Packing {
         let (byte, shift) = self.slot(j);
         let mask = self.field.max_element() << shift;
         row[byte] = (row[byte] & !mask) | ((value << shift) & mask);
+    }
+
+    /// Sets element `j` of a row whose byte holding it is zero, with a plain
+    /// store: reading the byte back right after the row was cleared would
+    /// wait for the clearing store.
+    pub fn set_in_zeroed(self, row: &mut [u8], j: usize, value: u8) {
+        let (byte, shift) = self.slot(j);
+        row[byte] = (value & self.field.max_element()) << shift;
     }
 
     /// Packs one element per byte from `elements` into `row`.
@@ -114,9 +139,7 @@ impl Packing {
 
     /// `y += sum c * x` over packed rows.
     pub fn axpy_sum<'a>(self, terms: impl IntoIterator<Item = (u8, &'a [u8])>, y: &mut [u8]) {
-        if self.per_byte == 8 && y.len() < 64 {
-            // GF(2) rows shorter than a vector register (g < 256 with
-            // payloads): a plain XOR loop beats the batching of the kernels.
+        if self.xors_words(y.len()) {
             terms.into_iter().filter(|&(c, _)| c & 1 != 0).for_each(|(_, x)| xor_into(x, y));
         } else if self.per_byte == 1 {
             self.field.axpy_sum(terms, y)
@@ -127,7 +150,7 @@ impl Packing {
 
     /// `y += c * x` for every `(c, y)`: one new pivot cleared from many rows.
     pub fn axpy_fanout<'a>(self, x: &[u8], terms: impl IntoIterator<Item = (u8, &'a mut [u8])>) {
-        if self.per_byte == 8 {
+        if self.xors_words(x.len()) {
             terms.into_iter().filter(|&(c, _)| c & 1 != 0).for_each(|(_, y)| xor_into(x, y));
         } else if self.per_byte == 1 {
             self.field.axpy_fanout(x, terms)

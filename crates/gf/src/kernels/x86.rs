@@ -398,11 +398,48 @@ mod gfni {
         }
     }
 
-    /// Calls the inlined single-row kernel per output, paying dispatch once.
+    /// Holds up to 512 bytes of x in registers while it is applied to every
+    /// output, so a decoder's short rows cost one load and store each.
     #[target_feature(enable = "avx512f,avx512bw,gfni")]
     unsafe fn map_xor_fanout(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]]) {
-        for (m, y) in ms.iter().zip(ys) {
-            unsafe { map_xor(m, x, y) }
+        let n = x.len();
+        let mut i = 0;
+        unsafe {
+            while n - i >= 512 {
+                fanout_pass::<8>(ms, x, ys, i, !0);
+                i += 512;
+            }
+            let rest = n - i;
+            let tail = if rest % 64 == 0 { !0 } else { tail_mask(rest % 64) };
+            match rest.div_ceil(64) {
+                0 => {}
+                1 => fanout_pass::<1>(ms, x, ys, i, tail),
+                2 => fanout_pass::<2>(ms, x, ys, i, tail),
+                3 => fanout_pass::<3>(ms, x, ys, i, tail),
+                4 => fanout_pass::<4>(ms, x, ys, i, tail),
+                5 => fanout_pass::<5>(ms, x, ys, i, tail),
+                6 => fanout_pass::<6>(ms, x, ys, i, tail),
+                7 => fanout_pass::<7>(ms, x, ys, i, tail),
+                _ => fanout_pass::<8>(ms, x, ys, i, tail),
+            }
+        }
+    }
+
+    /// `V` vectors of x from byte `at`, the last masked by `last`, into every output.
+    #[inline(always)]
+    unsafe fn fanout_pass<const V: usize>(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]], at: usize, last: __mmask64) {
+        let mask = |v: usize| if v + 1 == V { last } else { !0 };
+        unsafe {
+            let xp = x.as_ptr().add(at);
+            let xv: [__m512i; V] = std::array::from_fn(|v| ldm(mask(v), xp.add(64 * v)));
+            for (m, y) in ms.iter().zip(ys.iter_mut()) {
+                let a = matrix(m);
+                let yp = y.as_mut_ptr().add(at);
+                for (v, &xv) in xv.iter().enumerate() {
+                    let p = yp.add(64 * v);
+                    stm(mask(v), p, _mm512_xor_si512(ldm(mask(v), p), affine(xv, a)));
+                }
+            }
         }
     }
 
