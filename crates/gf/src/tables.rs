@@ -153,10 +153,13 @@ pub static TABLES: [FieldTables; 8] =
 
 /// The field isomorphism from GF(2^8)/0x11D to GF(2^8)/0x11B, the field GFNI's
 /// `gf2p8mulb` multiplies in, and its inverse. Lets the dot product use the
-/// hardware multiplier for our polynomial.
+/// hardware multiplier for our polynomial. Only x86 has that multiplier.
+#[cfg_attr(not(any(target_arch = "x86", target_arch = "x86_64")), allow(dead_code))]
 pub static TO_AES: ByteMap = iso_to_aes();
+#[cfg_attr(not(any(target_arch = "x86", target_arch = "x86_64")), allow(dead_code))]
 pub static FROM_AES: ByteMap = invert(&iso_to_aes());
 
+#[cfg_attr(not(any(target_arch = "x86", target_arch = "x86_64")), allow(dead_code))]
 const fn iso_to_aes() -> ByteMap {
     // Find beta in the 0x11B field with beta^8 + beta^4 + beta^3 + beta^2 + 1 = 0;
     // then alpha^j -> beta^j for the basis j = 0..7 defines the isomorphism.
@@ -184,6 +187,7 @@ const fn iso_to_aes() -> ByteMap {
     panic!("no root of 0x11D in GF(2^8)/0x11B");
 }
 
+#[cfg_attr(not(any(target_arch = "x86", target_arch = "x86_64")), allow(dead_code))]
 const fn invert(m: &ByteMap) -> ByteMap {
     // A bijection on 256 values: invert by search.
     let mut col = [0u8; 8];
