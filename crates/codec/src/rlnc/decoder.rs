@@ -50,10 +50,13 @@ pub struct Decoder {
     /// Pivots of rows not yet cleared from the older rows, ascending.
     pending: Vec<usize>,
     is_pending: Vec<bool>,
+    /// Bit j of word j / 64 is set when row j is seen and cleared from the
+    /// others: the rows a new one is reduced against in one sum.
+    older: Vec<u64>,
     scratch: Vec<u8>,
     /// The scratch row's coefficients, one a byte, read while it is reduced.
     factors: Vec<u8>,
-    /// The pivots whose rows reduce the scratch row (room for `symbols + 1`).
+    /// The pivots whose rows reduce the scratch row.
     selected: Vec<usize>,
 }
 
@@ -84,9 +87,10 @@ impl Decoder {
             materialized: vec![false; symbols],
             pending: Vec::with_capacity(PENDING_ROWS),
             is_pending: vec![false; symbols],
+            older: vec![0; symbols.div_ceil(64)],
             scratch: vec![0; width],
             factors: vec![0; symbols],
-            selected: vec![0; symbols + 1],
+            selected: vec![0; symbols],
         })
     }
 
@@ -101,6 +105,7 @@ impl Decoder {
         self.materialized.fill(false);
         self.pending.clear();
         self.is_pending.fill(false);
+        self.older.fill(0);
     }
 
     pub fn field(&self) -> Field {
@@ -300,17 +305,21 @@ impl Decoder {
         // Older rows are reduced among themselves, so their pivot columns are
         // cleared in one sum with the scratch row's original entries as
         // factors; that leaves entries at pending pivots, cleared in a second.
-        // The older rows are selected without a branch per column: over GF(2)
-        // half the factors are zero at random, and a branch would mispredict
-        // every other time.
+        // The older rows with a non-zero factor are found 64 columns at a
+        // time, from bit masks: no branch per column, which over GF(2) would
+        // mispredict every other time.
         let (rows, factors, scratch) = (&self.rows, &mut self.factors, &mut self.scratch[..used]);
-        let (selected, pivot, is_pending) = (&mut self.selected[..=g], &self.pivot[..g], &self.is_pending[..g]);
         let mut older = 0;
-        for j in 0..g {
-            selected[older] = j;
-            older += ((factors[j] != 0) & pivot[j] & !is_pending[j]) as usize;
+        for (word, &mask) in self.older.iter().enumerate() {
+            let columns = &factors[64 * word..g.min(64 * word + 64)];
+            let mut bits = mask & columns.iter().enumerate().fold(0, |m, (k, &c)| m | (u64::from(c != 0) << k));
+            while bits != 0 {
+                self.selected[older] = 64 * word + bits.trailing_zeros() as usize;
+                older += 1;
+                bits &= bits - 1;
+            }
         }
-        let older = selected[..older].iter();
+        let older = self.selected[..older].iter();
         k.axpy_sum(older.map(|&j| (factors[j], &rows[j * w..j * w + used])), scratch);
         for &j in &self.pending {
             factors[j] = k.get(scratch, j);
@@ -369,6 +378,7 @@ impl Decoder {
         k.matmul(&factors, &inputs, &mut outputs);
         for &p in &self.pending {
             self.is_pending[p] = false;
+            self.older[p / 64] |= 1 << (p % 64);
         }
         self.pending.clear();
     }
