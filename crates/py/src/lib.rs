@@ -116,9 +116,10 @@ impl Encoder {
     fn encode_batch<'py>(&self, py: Python<'py>, coefficients: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         let c = View::new(coefficients)?;
         let count = c.bytes().len() / self.0.symbols();
-        let mut out = vec![0; count * self.0.symbol_bytes()];
-        py.allow_threads(|| self.0.encode_batch(c.bytes(), &mut out)).map_err(error)?;
-        Ok(bytes(py, &out))
+        // Encoded straight into the bytes object: no second buffer to copy from.
+        PyBytes::new_with(py, count * self.0.symbol_bytes(), |out| {
+            py.allow_threads(|| self.0.encode_batch(c.bytes(), out)).map_err(error)
+        })
     }
     /// The next symbol: `(index, coefficients, payload)`, index None when coded.
     fn produce<'py>(
@@ -209,8 +210,11 @@ impl Decoder {
     }
     /// The whole generation once complete, else None.
     fn data<'py>(&mut self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
-        let data = py.allow_threads(|| self.0.data().map(<[u8]>::to_vec));
-        data.map(|d| bytes(py, &d))
+        // Decoded with the GIL released, then copied once into the bytes object.
+        if !py.allow_threads(|| self.0.data().is_some()) {
+            return None;
+        }
+        self.0.data().map(|d| bytes(py, d))
     }
     /// `count` random combinations of what the decoder holds, drawn from
     /// `seed`: `(coefficients, payloads)`, row-major.
