@@ -274,31 +274,38 @@ mod gfni {
         }
     }
 
-    /// Keeps up to 512 bytes of y in eight accumulators across all rows, so
-    /// the coefficient rows of a decoder (at most 2g bytes) take one pass.
-    #[target_feature(enable = "avx512f,avx512bw,gfni")]
-    unsafe fn map_xor_multi(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
-        let n = y.len();
-        let mut i = 0;
-        unsafe {
+    /// Runs `$pass::<V>($args.., at, last)` over a row of `$len` bytes: passes
+    /// of eight vectors (512 bytes), then one of as many vectors as remain,
+    /// the last one masked by `last`. `V` must be a constant, hence the macro.
+    macro_rules! in_passes {
+        ($len:expr, $pass:ident($($arg:expr),*)) => {{
+            let n = $len;
+            let mut i = 0;
             while n - i >= 512 {
-                multi_pass::<8>(ms, xs, y, i, !0);
+                $pass::<8>($($arg,)* i, !0);
                 i += 512;
             }
             let rest = n - i;
             let tail = if rest % 64 == 0 { !0 } else { tail_mask(rest % 64) };
             match rest.div_ceil(64) {
                 0 => {}
-                1 => multi_pass::<1>(ms, xs, y, i, tail),
-                2 => multi_pass::<2>(ms, xs, y, i, tail),
-                3 => multi_pass::<3>(ms, xs, y, i, tail),
-                4 => multi_pass::<4>(ms, xs, y, i, tail),
-                5 => multi_pass::<5>(ms, xs, y, i, tail),
-                6 => multi_pass::<6>(ms, xs, y, i, tail),
-                7 => multi_pass::<7>(ms, xs, y, i, tail),
-                _ => multi_pass::<8>(ms, xs, y, i, tail),
+                1 => $pass::<1>($($arg,)* i, tail),
+                2 => $pass::<2>($($arg,)* i, tail),
+                3 => $pass::<3>($($arg,)* i, tail),
+                4 => $pass::<4>($($arg,)* i, tail),
+                5 => $pass::<5>($($arg,)* i, tail),
+                6 => $pass::<6>($($arg,)* i, tail),
+                7 => $pass::<7>($($arg,)* i, tail),
+                _ => $pass::<8>($($arg,)* i, tail),
             }
-        }
+        }};
+    }
+
+    /// Keeps up to 512 bytes of y in eight accumulators across all rows, so
+    /// the coefficient rows of a decoder (at most 2g bytes) take one pass.
+    #[target_feature(enable = "avx512f,avx512bw,gfni")]
+    unsafe fn map_xor_multi(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
+        unsafe { in_passes!(y.len(), multi_pass(ms, xs, y)) }
     }
 
     /// `V` vectors of y from byte `at`, the last one masked by `last`.
@@ -402,27 +409,7 @@ mod gfni {
     /// output, so a decoder's short rows cost one load and store each.
     #[target_feature(enable = "avx512f,avx512bw,gfni")]
     unsafe fn map_xor_fanout(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]]) {
-        let n = x.len();
-        let mut i = 0;
-        unsafe {
-            while n - i >= 512 {
-                fanout_pass::<8>(ms, x, ys, i, !0);
-                i += 512;
-            }
-            let rest = n - i;
-            let tail = if rest % 64 == 0 { !0 } else { tail_mask(rest % 64) };
-            match rest.div_ceil(64) {
-                0 => {}
-                1 => fanout_pass::<1>(ms, x, ys, i, tail),
-                2 => fanout_pass::<2>(ms, x, ys, i, tail),
-                3 => fanout_pass::<3>(ms, x, ys, i, tail),
-                4 => fanout_pass::<4>(ms, x, ys, i, tail),
-                5 => fanout_pass::<5>(ms, x, ys, i, tail),
-                6 => fanout_pass::<6>(ms, x, ys, i, tail),
-                7 => fanout_pass::<7>(ms, x, ys, i, tail),
-                _ => fanout_pass::<8>(ms, x, ys, i, tail),
-            }
-        }
+        unsafe { in_passes!(x.len(), fanout_pass(ms, x, ys)) }
     }
 
     /// `V` vectors of x from byte `at`, the last masked by `last`, into every output.
