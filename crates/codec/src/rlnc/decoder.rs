@@ -312,7 +312,7 @@ impl Decoder {
         let mut older = 0;
         for (word, &mask) in self.older.iter().enumerate() {
             let columns = &factors[64 * word..g.min(64 * word + 64)];
-            let mut bits = mask & columns.iter().enumerate().fold(0, |m, (k, &c)| m | (u64::from(c != 0) << k));
+            let mut bits = mask & columns.iter().enumerate().fold(0, |m, (b, &c)| m | (u64::from(c != 0) << b));
             while bits != 0 {
                 self.selected[older] = 64 * word + bits.trailing_zeros() as usize;
                 older += 1;
