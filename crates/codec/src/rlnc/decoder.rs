@@ -311,8 +311,7 @@ impl Decoder {
         let (rows, factors, scratch) = (&self.rows, &mut self.factors, &mut self.scratch[..used]);
         let mut older = 0;
         for (word, &mask) in self.older.iter().enumerate() {
-            let columns = &factors[64 * word..g.min(64 * word + 64)];
-            let mut bits = mask & columns.iter().enumerate().fold(0, |m, (b, &c)| m | (u64::from(c != 0) << b));
+            let mut bits = mask & nonzero_bits(&factors[64 * word..g.min(64 * word + 64)]);
             while bits != 0 {
                 self.selected[older] = 64 * word + bits.trailing_zeros() as usize;
                 older += 1;
@@ -434,6 +433,21 @@ impl Decoder {
     }
 }
 
+/// Bit b set where `bytes[b]` is non-zero, for up to 64 bytes, eight at a
+/// time: the top bit of each byte of `x | (x & 0x7f..) + 0x7f..` is set
+/// exactly when the byte is non-zero, and one multiplication gathers them.
+fn nonzero_bits(bytes: &[u8]) -> u64 {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    let mut chunk = [0u8; 8];
+    bytes.chunks(8).enumerate().fold(0, |bits, (k, c)| {
+        chunk[..c.len()].copy_from_slice(c);
+        chunk[c.len()..].fill(0);
+        let x = u64::from_le_bytes(chunk);
+        let tops = (x | ((x & LOW7) + LOW7)) & !LOW7;
+        bits | (((tops >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k))
+    })
+}
+
 /// The rows `indices` (ascending, distinct) of a row-major matrix of
 /// `width`-byte rows, borrowed together.
 fn rows_mut<'a>(rows: &'a mut [u8], width: usize, indices: &'a [usize]) -> impl Iterator<Item = &'a mut [u8]> {
@@ -493,5 +507,23 @@ impl Recoder {
 impl From<Decoder> for Recoder {
     fn from(decoder: Decoder) -> Recoder {
         Recoder { decoder }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nonzero_bits;
+
+    #[test]
+    fn nonzero_bits_marks_every_non_zero_byte() {
+        let mut rng = crate::prng::SplitMix64::new(9);
+        for len in [0usize, 1, 7, 8, 9, 63, 64] {
+            for _ in 0..200 {
+                // Mostly zeros and small values, with some high bytes.
+                let bytes: Vec<u8> = (0..len).map(|_| [0, 0, 1, 0x80, 0x7F, 0xFF][rng.below(6) as usize]).collect();
+                let want = bytes.iter().enumerate().fold(0u64, |m, (b, &c)| m | (u64::from(c != 0) << b));
+                assert_eq!(nonzero_bits(&bytes), want, "{bytes:?}");
+            }
+        }
     }
 }

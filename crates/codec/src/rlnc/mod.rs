@@ -75,11 +75,14 @@ fn check_coefficients(field: Field, coefficients: &[u8], expected: usize) -> Res
     if coefficients.len() != expected {
         return Err(CodecError::CoefficientLength { got: coefficients.len(), expected });
     }
+    // Elements are the values up to 2^q - 1: the bits of the OR of all of
+    // them say whether any is outside, in one pass that vectorizes.
     let max = field.max_element();
-    match coefficients.iter().position(|&c| c > max) {
-        Some(index) => Err(CodecError::CoefficientOutOfField { index, value: coefficients[index], field }),
-        None => Ok(()),
+    if coefficients.iter().fold(0, |bits, &c| bits | c) & !max == 0 {
+        return Ok(());
     }
+    let index = coefficients.iter().position(|&c| c > max).expect("some coefficient has a bit above q");
+    Err(CodecError::CoefficientOutOfField { index, value: coefficients[index], field })
 }
 
 fn check_payload(payload: &[u8], expected: usize) -> Result<(), CodecError> {
