@@ -363,7 +363,7 @@ impl Decoder {
         let mut factors = Vec::with_capacity(self.rank * self.pending.len());
         let mut outputs: Vec<&mut [u8]> = Vec::with_capacity(self.rank);
         for (i, row) in self.rows.chunks_exact_mut(w).enumerate() {
-            if self.pivot[i] && !self.is_pending[i] {
+            if self.older[i / 64] >> (i % 64) & 1 != 0 {
                 let at = factors.len();
                 factors.extend(self.pending.iter().map(|&p| k.get(row, p)));
                 if factors[at..].iter().all(|&c| c == 0) {
