@@ -123,7 +123,7 @@ fn ncmesh_rlnc(b: &mut Bench, f: Field, g: usize) {
         partial.recode_batch(&mut rng, &mut c, &mut p).unwrap();
         black_box(&p);
     });
-    // Feeds coded symbols until complete, then asks for the data.
+    // Feeds coded symbols until complete, then asks for every symbol.
     let finish = |d: &mut Decoder| {
         for (c, p) in &symbols {
             if d.is_complete() {
@@ -132,7 +132,7 @@ fn ncmesh_rlnc(b: &mut Bench, f: Field, g: usize) {
             d.consume(c, p).unwrap();
         }
         assert!(d.is_complete());
-        black_box(d.data().map(|data| data[0]));
+        black_box(d.decoded_symbols().map(|symbols| symbols[0][0]));
     };
     b.measure("ncmesh", "decode", name, g, g * SYMBOL, || finish(&mut Decoder::new(f, g, SYMBOL).unwrap()));
     let mut reused = Decoder::new(f, g, SYMBOL).unwrap();

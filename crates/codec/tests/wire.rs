@@ -258,7 +258,7 @@ fn a_generation_crosses_a_recoding_relay_over_the_wire() {
                 }
             }
         }
-        assert_eq!(sink.data(), Some(&data[..]), "GF(2^{q})");
+        assert_eq!(sink.data(), Some(data.clone()), "GF(2^{q})");
     }
 }
 

@@ -317,7 +317,7 @@ impl Field {
     /// # Panics
     /// If `a` is not `ys.len() x xs.len()`, or lengths differ.
     pub fn matmul(self, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
-        product(self, a, xs, ys, |c| self.element_map(c));
+        product(self, a, xs, ys, true, |c| self.element_map(c));
     }
 
     /// Symbols: `ys[i] += sum_j a[i * xs.len() + j] * xs[j]`, a matrix
@@ -329,30 +329,51 @@ impl Field {
     /// If `a` is not `ys.len() x xs.len()`, or lengths differ, or are not a
     /// multiple of [`Field::symbol_granularity`].
     pub fn symbol_matmul(self, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+        self.symbol_product(a, xs, ys, true);
+    }
+
+    /// Symbols: `ys[i] = sum_j a[i * xs.len() + j] * xs[j]`, the product of
+    /// [`Field::symbol_matmul`] written over the outputs, as encoders want:
+    /// GF(2) kernels then neither read the outputs nor need them zeroed.
+    ///
+    /// # Panics
+    /// As [`Field::symbol_matmul`].
+    pub fn symbol_matmul_into(self, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+        self.symbol_product(a, xs, ys, false);
+    }
+
+    fn symbol_product(self, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
         if let Some(y) = ys.first() {
             self.check_symbol(y.len());
         }
         if self.symbol_granularity() == 1 {
-            product(self, a, xs, ys, |c| &self.tables().packed[(c & self.max_element()) as usize]);
+            product(self, a, xs, ys, accumulate, |c| &self.tables().packed[(c & self.max_element()) as usize]);
         } else {
             assert_eq!(a.len(), xs.len() * ys.len(), "symbol_matmul: coefficient matrix has the wrong size");
             for (row, y) in a.chunks_exact(xs.len().max(1)).zip(ys.iter_mut()) {
+                if !accumulate {
+                    y.fill(0);
+                }
                 self.symbol_axpy_multi(row, xs, y);
             }
         }
     }
 }
 
-fn product(field: Field, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], map: impl Fn(u8) -> &'static ByteMap) {
+/// `ys (+)= a xs`, adding to the outputs if `accumulate`.
+fn product(field: Field, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool, map: impl Fn(u8) -> &'static ByteMap) {
     assert_eq!(a.len(), xs.len() * ys.len(), "matmul: coefficient matrix has the wrong size");
     let Some(len) = ys.first().map(|y| y.len()) else { return };
     assert!(xs.iter().all(|x| x.len() == len) && ys.iter().all(|y| y.len() == len), "matmul: lengths differ");
-    if xs.is_empty() {
-        return;
-    }
     // GF(2) only adds rows, which tables of row sums do faster than maps.
     if field.q == 1 {
-        return kernels::gf2_matmul(Kernels::best(), a, xs, ys);
+        return kernels::gf2_matmul(Kernels::best(), a, xs, ys, accumulate);
+    }
+    if !accumulate {
+        ys.iter_mut().for_each(|y| y.fill(0));
+    }
+    if xs.is_empty() {
+        return;
     }
     // Maps are looked up for a band of outputs at a time: a whole g x g
     // matrix of them would be a large buffer written once and read once.

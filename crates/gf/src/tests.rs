@@ -223,7 +223,8 @@ fn gf2_product_by_rows(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
 /// Every shape edge of the GF(2) kernel (partial groups and batches, short
 /// rows and partial last blocks, the small-product fallback) on every
 /// instruction set, with 0/1 coefficients and with coefficients whose bits
-/// above bit 0 are all set. Outputs are carved out of one buffer between
+/// above bit 0 are all set, adding to the outputs and (0/1 only) writing
+/// over them. Outputs are carved out of one buffer between
 /// guard bytes, so a write past any of them shows.
 #[test]
 fn gf2_matmul_matches_row_sums_on_every_isa() {
@@ -252,24 +253,27 @@ fn gf2_matmul_matches_row_sums_on_every_isa() {
                 let raw = bytes(m * n, seed + 1);
                 let zero_one: Vec<u8> = raw.iter().map(|c| c & 1).collect();
                 let high_bits: Vec<u8> = raw.iter().map(|c| c | 0xfe).collect();
-                for a in [zero_one, high_bits] {
+                for (a, accumulate) in [(&zero_one, true), (&high_bits, true), (&zero_one, false)] {
                     let ybuf = bytes(m * (len + GUARD) + GUARD, seed + 2);
                     let mut want = ybuf.clone();
                     let mut want_ys: Vec<&mut [u8]> = want[GUARD..]
                         .chunks_exact_mut(len + GUARD)
                         .map(|c| &mut c[..len])
                         .collect();
-                    gf2_product_by_rows(&a, &xs, &mut want_ys);
+                    if !accumulate {
+                        want_ys.iter_mut().for_each(|y| y.fill(0));
+                    }
+                    gf2_product_by_rows(a, &xs, &mut want_ys);
                     for k in &all {
                         let mut got = ybuf.clone();
                         let mut ys: Vec<&mut [u8]> = got[GUARD..]
                             .chunks_exact_mut(len + GUARD)
                             .map(|c| &mut c[..len])
                             .collect();
-                        kernels::gf2_matmul(k, &a, &xs, &mut ys);
+                        kernels::gf2_matmul(k, a, &xs, &mut ys, accumulate);
                         assert!(
                             want == got,
-                            "{:?} GF(2) product of {m} x {n} rows of {len} bytes",
+                            "{:?} GF(2) product of {m} x {n} rows of {len} bytes, accumulate {accumulate}",
                             k.isa
                         );
                     }
@@ -301,9 +305,31 @@ fn gf2_matmul_equals_rows_of_sums() {
     assert_eq!(want, got_elements, "element vectors");
 }
 
+/// Writing a product over its outputs equals adding it to zeroed ones, in
+/// every field, whatever the outputs held.
+#[test]
+fn symbol_matmul_into_overwrites() {
+    for q in 1..=8 {
+        let f = Field::new(q).unwrap();
+        for (m, n) in [(1, 1), (3, 5), (16, 16), (20, 70), (64, 64)] {
+            let len = 3 * 111 * f.symbol_granularity();
+            let xs: Vec<Vec<u8>> = (0..n).map(|r| bytes(len, 500 + r as u64)).collect();
+            let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
+            let a = bytes(m * n, 7 + q as u64);
+            let mut want = vec![vec![0; len]; m];
+            let mut refs: Vec<&mut [u8]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
+            f.symbol_matmul(&a, &xr, &mut refs);
+            let mut got: Vec<Vec<u8>> = (0..m).map(|o| bytes(len, 900 + o as u64)).collect();
+            let mut refs: Vec<&mut [u8]> = got.iter_mut().map(|v| v.as_mut_slice()).collect();
+            f.symbol_matmul_into(&a, &xr, &mut refs);
+            assert_eq!(want, got, "GF(2^{q}) {m} x {n}");
+        }
+    }
+}
+
 /// Both AVX-512 GF(2) products, whichever the dispatch would pick, on every
-/// remainder of a group of 8 rows and of a 64-byte block, between guard
-/// bytes.
+/// remainder of a group of 8 rows and of a 64-byte block, adding to the
+/// outputs and writing over them, between guard bytes.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[test]
 fn gf2_sliced_and_direct_match_row_sums() {
@@ -314,7 +340,7 @@ fn gf2_sliced_and_direct_match_row_sums() {
     const ROWS: [usize; 11] = [1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 256];
     const LENGTHS: [usize; 6] = [0, 1, 63, 64, 65, 1500];
     const GUARD: usize = 64;
-    type Product = unsafe fn(&[u8], &[&[u8]], &mut [&mut [u8]]);
+    type Product = unsafe fn(&[u8], &[&[u8]], &mut [&mut [u8]], bool);
     let products: [(&str, Product); 2] = [("sliced", sliced), ("direct", direct)];
     for (s, &m) in ROWS.iter().enumerate() {
         for (t, &n) in ROWS.iter().enumerate() {
@@ -327,17 +353,22 @@ fn gf2_sliced_and_direct_match_row_sums() {
                 let xs: Vec<&[u8]> = xbuf[GUARD..].chunks_exact(len + GUARD).map(|c| &c[..len]).collect();
                 let a: Vec<u8> = bytes(m * n, seed + 1).iter().map(|c| c | 0xfe).collect();
                 let ybuf = bytes(m * (len + GUARD) + GUARD, seed + 2);
-                let mut want = ybuf.clone();
-                let mut want_ys: Vec<&mut [u8]> =
-                    want[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
-                gf2_product_by_rows(&a, &xs, &mut want_ys);
-                for (name, product) in products {
-                    let mut got = ybuf.clone();
-                    let mut ys: Vec<&mut [u8]> =
-                        got[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
-                    // SAFETY: GFNI with AVX-512BW was detected, and the shapes agree.
-                    unsafe { product(&a, &xs, &mut ys) };
-                    assert!(want == got, "{name} GF(2) product of {m} x {n} rows of {len} bytes");
+                for accumulate in [true, false] {
+                    let mut want = ybuf.clone();
+                    let mut want_ys: Vec<&mut [u8]> =
+                        want[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
+                    if !accumulate {
+                        want_ys.iter_mut().for_each(|y| y.fill(0));
+                    }
+                    gf2_product_by_rows(&a, &xs, &mut want_ys);
+                    for (name, product) in products {
+                        let mut got = ybuf.clone();
+                        let mut ys: Vec<&mut [u8]> =
+                            got[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
+                        // SAFETY: GFNI with AVX-512BW was detected, and the shapes agree.
+                        unsafe { product(&a, &xs, &mut ys, accumulate) };
+                        assert!(want == got, "{name} GF(2) product of {m} x {n} rows of {len} bytes, accumulate {accumulate}");
+                    }
                 }
             }
         }

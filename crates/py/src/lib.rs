@@ -209,12 +209,20 @@ impl Decoder {
         self.0.symbol(index).map(|s| bytes(py, s))
     }
     /// The whole generation once complete, else None.
-    fn data<'py>(&mut self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+    fn data<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
         // Decoded with the GIL released, then copied once into the bytes object.
-        if !py.allow_threads(|| self.0.data().is_some()) {
-            return None;
+        if !py.allow_threads(|| self.0.decoded_symbols().is_some()) {
+            return Ok(None);
         }
-        self.0.data().map(|d| bytes(py, d))
+        let size = self.0.symbol_bytes();
+        let Some(symbols) = self.0.decoded_symbols() else { return Ok(None) };
+        let data = PyBytes::new_with(py, symbols.len() * size, |out| {
+            for (chunk, symbol) in out.chunks_exact_mut(size.max(1)).zip(&symbols) {
+                chunk.copy_from_slice(symbol);
+            }
+            Ok(())
+        })?;
+        Ok(Some(data))
     }
     /// `count` random combinations of what the decoder holds, drawn from
     /// `seed`: `(coefficients, payloads)`, row-major.

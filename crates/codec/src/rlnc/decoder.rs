@@ -1,4 +1,5 @@
 use super::packing::Packing;
+use super::symbols::Symbols;
 use super::{check_coefficients, check_generation, check_payload, CodecError, Received};
 use crate::{coefficients, prng::SplitMix64};
 use ncmesh_gf::Field;
@@ -38,14 +39,14 @@ pub struct Decoder {
     pivot: Vec<bool>,
     rank: usize,
     /// The innovative payloads, in arrival order (`rank x symbol_bytes`).
-    received: Vec<u8>,
+    received: Symbols,
     /// Their coefficient vectors as they arrived (`rank x symbols`, one
     /// element a byte): a basis of the received span for recoding, with no
     /// elimination needed.
     received_coefficients: Vec<u8>,
     /// Decoded payloads by symbol index, valid where `materialized`;
     /// allocated when the first one is.
-    decoded: Vec<u8>,
+    decoded: Symbols,
     materialized: Vec<bool>,
     /// Pivots of rows not yet cleared from the older rows, ascending.
     pending: Vec<usize>,
@@ -81,9 +82,9 @@ impl Decoder {
             rows: vec![0; symbols * width],
             pivot: vec![false; symbols],
             rank: 0,
-            received: Vec::with_capacity(symbols * symbol_bytes),
+            received: Symbols::with_capacity(symbol_bytes, symbols),
             received_coefficients: Vec::with_capacity(symbols * symbols),
-            decoded: Vec::new(),
+            decoded: Symbols::with_capacity(symbol_bytes, 0),
             materialized: vec![false; symbols],
             pending: Vec::with_capacity(PENDING_ROWS),
             is_pending: vec![false; symbols],
@@ -162,18 +163,23 @@ impl Decoder {
         }
         self.clear_pending();
         self.materialize(index);
-        let s = self.symbol_bytes;
-        Some(&self.decoded[index * s..(index + 1) * s])
+        Some(self.decoded.get(index))
     }
 
-    /// The whole generation once complete, symbols in order.
-    pub fn data(&mut self) -> Option<&[u8]> {
+    /// Every symbol, in order, once the generation is complete.
+    pub fn decoded_symbols(&mut self) -> Option<Vec<&[u8]>> {
         if !self.is_complete() {
             return None;
         }
         self.clear_pending();
         self.materialize_all();
-        Some(&self.decoded)
+        Some(self.decoded.rows())
+    }
+
+    /// The whole generation once complete, as one buffer: a copy, since
+    /// symbols are stored a cache line apart.
+    pub fn data(&mut self) -> Option<Vec<u8>> {
+        self.decoded_symbols().map(|symbols| symbols.concat())
     }
 
     /// The coefficient row whose pivot is `index`, one element a byte, if
@@ -213,14 +219,19 @@ impl Decoder {
         if self.materialized[i] || self.symbol_bytes == 0 {
             return;
         }
-        let s = self.symbol_bytes;
-        self.decoded.resize(self.symbols * s, 0);
+        self.allocate_decoded();
         let mut weights = vec![0; self.rank];
         self.weights(i, &mut weights);
-        let out = &mut self.decoded[i * s..(i + 1) * s];
+        let out = self.decoded.get_mut(i);
         out.fill(0);
-        self.field.symbol_axpy_sum(weights.iter().copied().zip(self.received.chunks_exact(s)), out);
+        self.field.symbol_axpy_sum(weights.iter().copied().zip(self.received.rows()), out);
         self.materialized[i] = true;
+    }
+
+    fn allocate_decoded(&mut self) {
+        if self.decoded.len() == 0 {
+            self.decoded = Symbols::zeroed(self.symbol_bytes, self.symbols);
+        }
     }
 
     /// Computes every decoded payload not yet computed, as one matrix product.
@@ -250,15 +261,11 @@ impl Decoder {
         if rows == 0 {
             return;
         }
-        let fresh = self.decoded.is_empty();
-        self.decoded.resize(g * s, 0);
-        let received: Vec<&[u8]> = self.received.chunks_exact(s).collect();
+        self.allocate_decoded();
+        let received = self.received.rows();
         let mut outputs: Vec<&mut [u8]> =
-            self.decoded.chunks_exact_mut(s).zip(&dense).filter(|(_, &d)| d).map(|(out, _)| out).collect();
-        if !fresh {
-            outputs.iter_mut().for_each(|out| out.fill(0));
-        }
-        self.field.symbol_matmul(&weights[..rows * r], &received, &mut outputs);
+            self.decoded.rows_mut().into_iter().zip(&dense).filter(|(_, &d)| d).map(|(out, _)| out).collect();
+        self.field.symbol_matmul_into(&weights[..rows * r], &received, &mut outputs);
         self.materialized.iter_mut().zip(&dense).for_each(|(m, &d)| *m |= d);
     }
 
@@ -334,7 +341,7 @@ impl Decoder {
         let waiting = rows_mut(&mut self.rows, w, &self.pending).map(|row| (k.get(row, p), &mut row[..used]));
         k.axpy_fanout(scratch, waiting.filter(|(c, _)| *c != 0));
         self.rows[p * w..(p + 1) * w].copy_from_slice(&self.scratch);
-        self.received.extend_from_slice(payload);
+        self.received.push(payload);
         self.pivot[p] = true;
         self.is_pending[p] = true;
         let at = self.pending.partition_point(|&q| q < p);
@@ -405,15 +412,14 @@ impl Decoder {
             return Err(CodecError::CoefficientLength { got: coefficients.len(), expected: count * g });
         }
         check_payload(payloads, count * s)?;
-        payloads.fill(0);
         if self.is_complete() && s > 0 {
             for c in coefficients.chunks_exact_mut(g) {
                 coefficients::generate_nonzero(self.field, rng, c);
             }
-            self.data();
-            let decoded: Vec<&[u8]> = self.decoded.chunks_exact(s).collect();
+            let field = self.field;
+            let decoded = self.decoded_symbols().expect("complete");
             let mut outputs: Vec<&mut [u8]> = payloads.chunks_exact_mut(s).collect();
-            self.field.symbol_matmul(coefficients, &decoded, &mut outputs);
+            field.symbol_matmul_into(coefficients, &decoded, &mut outputs);
             return Ok(());
         }
         let mut mix = vec![0u8; count * r];
@@ -425,9 +431,9 @@ impl Decoder {
         let mut outputs: Vec<&mut [u8]> = coefficients.chunks_exact_mut(g).collect();
         self.field.matmul(&mix, &basis, &mut outputs);
         if s > 0 {
-            let basis: Vec<&[u8]> = self.received.chunks_exact(s).collect();
+            let basis = self.received.rows();
             let mut outputs: Vec<&mut [u8]> = payloads.chunks_exact_mut(s).collect();
-            self.field.symbol_matmul(&mix, &basis, &mut outputs);
+            self.field.symbol_matmul_into(&mix, &basis, &mut outputs);
         }
         Ok(())
     }

@@ -1,3 +1,4 @@
+use super::symbols::Symbols;
 use super::{check_coefficients, check_generation, check_payload, CodecError};
 use crate::coefficients;
 use ncmesh_gf::Field;
@@ -8,7 +9,7 @@ pub struct Encoder {
     field: Field,
     symbols: usize,
     symbol_bytes: usize,
-    data: Vec<u8>,
+    data: Symbols,
     systematic: bool,
     /// Source symbols already sent uncoded in systematic mode.
     sent_uncoded: usize,
@@ -32,7 +33,7 @@ impl Encoder {
             field,
             symbols,
             symbol_bytes,
-            data: vec![0; symbols * symbol_bytes],
+            data: Symbols::zeroed(symbol_bytes, symbols),
             systematic: false,
             sent_uncoded: 0,
         })
@@ -49,7 +50,7 @@ impl Encoder {
     }
     /// The generation's capacity in bytes.
     pub fn block_bytes(&self) -> usize {
-        self.data.len()
+        self.symbols * self.symbol_bytes
     }
 
     /// In systematic mode [`Encoder::produce`] first sends every source symbol
@@ -64,11 +65,16 @@ impl Encoder {
 
     /// Copies `data` in as the generation, zero-padding the rest.
     pub fn set_data(&mut self, data: &[u8]) -> Result<(), CodecError> {
-        if data.len() > self.data.len() {
-            return Err(CodecError::DataTooLarge { got: data.len(), capacity: self.data.len() });
+        if data.len() > self.block_bytes() {
+            return Err(CodecError::DataTooLarge { got: data.len(), capacity: self.block_bytes() });
         }
-        self.data[..data.len()].copy_from_slice(data);
-        self.data[data.len()..].fill(0);
+        let s = self.symbol_bytes.max(1);
+        for (i, row) in self.data.rows_mut().into_iter().enumerate() {
+            let part = data.get(i * s..).unwrap_or_default();
+            let n = part.len().min(s);
+            row[..n].copy_from_slice(&part[..n]);
+            row[n..].fill(0);
+        }
         self.sent_uncoded = 0;
         Ok(())
     }
@@ -77,13 +83,13 @@ impl Encoder {
     pub fn set_symbol(&mut self, index: usize, symbol: &[u8]) -> Result<(), CodecError> {
         self.check_index(index)?;
         check_payload(symbol, self.symbol_bytes)?;
-        self.data[index * self.symbol_bytes..(index + 1) * self.symbol_bytes].copy_from_slice(symbol);
+        self.data.get_mut(index).copy_from_slice(symbol);
         Ok(())
     }
 
     /// Source symbol `index`.
     pub fn symbol(&self, index: usize) -> Option<&[u8]> {
-        (index < self.symbols).then(|| &self.data[index * self.symbol_bytes..(index + 1) * self.symbol_bytes])
+        (index < self.symbols).then(|| self.data.get(index))
     }
 
     fn check_index(&self, index: usize) -> Result<(), CodecError> {
@@ -99,8 +105,7 @@ impl Encoder {
         check_payload(payload, self.symbol_bytes)?;
         payload.fill(0);
         if self.symbol_bytes > 0 {
-            let rows: Vec<&[u8]> = self.data.chunks_exact(self.symbol_bytes).collect();
-            self.field.symbol_axpy_multi(coefficients, &rows, payload);
+            self.field.symbol_axpy_multi(coefficients, &self.data.rows(), payload);
         }
         Ok(())
     }
@@ -116,10 +121,8 @@ impl Encoder {
         if self.symbol_bytes == 0 {
             return Ok(());
         }
-        payloads.fill(0);
-        let rows: Vec<&[u8]> = self.data.chunks_exact(self.symbol_bytes).collect();
         let mut outputs: Vec<&mut [u8]> = payloads.chunks_exact_mut(self.symbol_bytes).collect();
-        self.field.symbol_matmul(coefficients, &rows, &mut outputs);
+        self.field.symbol_matmul_into(coefficients, &self.data.rows(), &mut outputs);
         Ok(())
     }
 

@@ -9,6 +9,7 @@ mod decoder;
 mod encoder;
 mod packing;
 pub mod sliding;
+mod symbols;
 
 pub use decoder::{Decoder, Recoder};
 pub use encoder::{Encoder, Produced};

@@ -9,7 +9,7 @@
 //! The body is portable Rust over fixed-size blocks, compiled once per
 //! instruction set so that LLVM turns each block XOR into vector code. With
 //! AVX-512 and GFNI, the products of [`super::binary_gfni`] are faster except
-//! from about 12 x 12 to 32 x 32.
+//! with 12 to 31 inputs and more outputs than a direct sum handles well.
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 use super::Isa;
@@ -83,6 +83,22 @@ impl Block {
         b
     }
 
+    /// What an overwritten output starts from at `cols`: zero, but for the
+    /// columns another block covers, which keep what that block wrote.
+    #[inline(always)]
+    fn output(row: &[u8], cols: Cols) -> Block {
+        match cols {
+            Cols::Last(_, mask) => {
+                let mut b = Block::read(row, cols);
+                for (a, m) in b.0.iter_mut().zip(&mask.0) {
+                    *a &= !m;
+                }
+                b
+            }
+            Cols::Whole(_) | Cols::Short(_) => Block::ZERO,
+        }
+    }
+
     #[inline(always)]
     fn write(&self, row: &mut [u8], cols: Cols) {
         match cols {
@@ -109,11 +125,16 @@ impl Block {
 
 /// `ys[i] ^= sum of xs[j] over a[i * xs.len() + j] & 1 != 0`, the product
 /// [`crate::Field::matmul`] and [`crate::Field::symbol_matmul`] compute over
-/// GF(2). `k` picks the instruction set, as for the other kernels.
-pub(crate) fn gf2_matmul(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+/// GF(2), or `ys[i] = ...` without `accumulate`, which spares reading the
+/// outputs and zeroing them beforehand. `k` picks the instruction set, as
+/// for the other kernels.
+pub(crate) fn gf2_matmul(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
     let n = xs.len();
     let len = ys.first().map_or(0, |y| y.len());
     if n == 0 || len == 0 {
+        if !accumulate {
+            ys.iter_mut().for_each(|y| y.fill(0));
+        }
         return;
     }
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -124,19 +145,23 @@ pub(crate) fn gf2_matmul(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8
     {
         use super::binary_gfni::{direct, sliced};
         let m = ys.len();
-        // The bounds are the measured crossovers on 1500-byte rows.
+        // The bounds are the measured crossovers on 1500-byte rows that
+        // start cache lines.
         // SAFETY: the features were just detected, and the caller passes
         // `m * n` coefficients and rows of one length.
         unsafe {
-            if n >= 12 && m >= 5 && n * m >= 1024 {
-                return sliced(a, xs, ys);
+            if n >= 32 && m >= 5 && n * m >= 1024 {
+                return sliced(a, xs, ys, accumulate);
             }
-            if n < 12 || m < MIN_OUTPUTS {
-                return direct(a, xs, ys);
+            if n < 12 || m < MIN_OUTPUTS || (n <= 20 && m <= 32) {
+                return direct(a, xs, ys, accumulate);
             }
         }
     }
     if ys.len() < MIN_OUTPUTS || n < K {
+        if !accumulate {
+            ys.iter_mut().for_each(|y| y.fill(0));
+        }
         for (row, y) in a.chunks_exact(n).zip(ys) {
             for (&c, x) in row.iter().zip(xs) {
                 if c & 1 != 0 {
@@ -155,14 +180,14 @@ pub(crate) fn gf2_matmul(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8
             && is_x86_feature_detected!("avx512bw")
         {
             // SAFETY: the features were just detected.
-            return unsafe { m4rm_avx512(&idx, groups, xs, ys) };
+            return unsafe { m4rm_avx512(&idx, groups, xs, ys, accumulate) };
         }
         if k.isa == Isa::Avx2 && is_x86_feature_detected!("avx2") {
             // SAFETY: the feature was just detected.
-            return unsafe { m4rm_avx2(&idx, groups, xs, ys) };
+            return unsafe { m4rm_avx2(&idx, groups, xs, ys, accumulate) };
         }
     }
-    m4rm(&idx, groups, xs, ys)
+    m4rm(&idx, groups, xs, ys, accumulate)
 }
 
 /// Each output's coefficients as one table index per group, row-major: the
@@ -223,20 +248,20 @@ fn gray(table: &mut [MaybeUninit<Block>], r: &[Block; K]) {
 /// The product over column blocks of [`W`] bytes. Each kind of block is its
 /// own inlined call, so whole blocks compile to plain vector loads and stores.
 #[inline(always)]
-fn m4rm(idx: &[u8], groups: usize, xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+fn m4rm(idx: &[u8], groups: usize, xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
     let mut tables: Tables = [const { MaybeUninit::uninit() }; GROUPS * ENTRIES];
     let len = ys[0].len();
     if len < W {
-        return block(idx, groups, xs, ys, &mut tables, Cols::Short(len));
+        return block(idx, groups, xs, ys, &mut tables, Cols::Short(len), accumulate);
     }
     let whole = len - len % W;
     for off in (0..whole).step_by(W) {
-        block(idx, groups, xs, ys, &mut tables, Cols::Whole(off));
+        block(idx, groups, xs, ys, &mut tables, Cols::Whole(off), accumulate);
     }
     if whole < len {
         let mut mask = Block::ZERO;
         mask.0[W - (len - whole)..].fill(0xff);
-        block(idx, groups, xs, ys, &mut tables, Cols::Last(len - W, &mask));
+        block(idx, groups, xs, ys, &mut tables, Cols::Last(len - W, &mask), accumulate);
     }
 }
 
@@ -251,6 +276,7 @@ fn block(
     ys: &mut [&mut [u8]],
     tables: &mut Tables,
     cols: Cols,
+    accumulate: bool,
 ) {
     for first in (0..groups).step_by(GROUPS) {
         let count = (groups - first).min(GROUPS);
@@ -262,10 +288,11 @@ fn block(
         for (y, ix) in ys.iter_mut().zip(idx.chunks_exact(groups)) {
             let ix = &ix[first..first + count];
             debug_assert!(ix.iter().all(|&i| (i as usize) < built.len()));
+            let start = if accumulate || first > 0 { Block::read(y, cols) } else { Block::output(y, cols) };
             // A full batch has a constant count, so its lookups unroll.
             let sum = match <&[u8; GROUPS]>::try_from(ix) {
-                Ok(ix) => add_entries(Block::read(y, cols), built, ix),
-                Err(_) => add_entries(Block::read(y, cols), built, ix),
+                Ok(ix) => add_entries(start, built, ix),
+                Err(_) => add_entries(start, built, ix),
             };
             sum.write(y, cols);
         }
@@ -291,12 +318,12 @@ fn add_entries(mut acc: Block, built: &[MaybeUninit<Block>], ix: &[u8]) -> Block
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn m4rm_avx512(idx: &[u8], groups: usize, xs: &[&[u8]], ys: &mut [&mut [u8]]) {
-    m4rm(idx, groups, xs, ys)
+fn m4rm_avx512(idx: &[u8], groups: usize, xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
+    m4rm(idx, groups, xs, ys, accumulate)
 }
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[target_feature(enable = "avx2")]
-fn m4rm_avx2(idx: &[u8], groups: usize, xs: &[&[u8]], ys: &mut [&mut [u8]]) {
-    m4rm(idx, groups, xs, ys)
+fn m4rm_avx2(idx: &[u8], groups: usize, xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
+    m4rm(idx, groups, xs, ys, accumulate)
 }

@@ -63,53 +63,55 @@ fn affine(x: __m512i, a: __m512i) -> __m512i {
 /// The CPU must support AVX-512F, AVX-512BW and GFNI; `a` holds
 /// `ys.len() * xs.len()` coefficients and all rows have one length.
 #[target_feature(enable = "avx512f,avx512bw,gfni")]
-pub(crate) unsafe fn direct(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+pub(crate) unsafe fn direct(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
     let n = xs.len();
     let len = ys.first().map_or(0, |y| y.len());
     if n == 0 || len == 0 {
         return;
     }
-    let (mut rows, mut ends) = (Vec::new(), Vec::with_capacity(ys.len()));
+    // Each output's selected rows, listed without a branch per coefficient:
+    // random coefficients would mispredict every other one.
+    let (mut rows, mut ends) = (vec![std::ptr::null(); a.len() + 1], Vec::with_capacity(ys.len()));
+    let mut count = 0;
     for coefs in a.chunks_exact(n) {
-        rows.extend(
-            coefs
-                .iter()
-                .zip(xs)
-                .filter(|(c, _)| *c & 1 != 0)
-                .map(|(_, x)| x.as_ptr()),
-        );
-        ends.push(rows.len());
+        for (c, x) in coefs.iter().zip(xs) {
+            rows[count] = x.as_ptr();
+            count += usize::from(c & 1);
+        }
+        ends.push(count);
     }
     let mut off = 0;
     // SAFETY: every pass reads and writes `off..off + 512` clipped to `len`,
     // within every row.
     unsafe {
         while len - off >= 512 {
-            direct_pass::<8>(&rows, &ends, ys, off, None);
+            direct_pass::<8>(&rows, &ends, ys, accumulate, off, None);
             off += 512;
         }
         let last = (!len.is_multiple_of(64)).then(|| mask(len % 64));
         match (len - off).div_ceil(64) {
             0 => {}
-            1 => direct_pass::<1>(&rows, &ends, ys, off, last),
-            2 => direct_pass::<2>(&rows, &ends, ys, off, last),
-            3 => direct_pass::<3>(&rows, &ends, ys, off, last),
-            4 => direct_pass::<4>(&rows, &ends, ys, off, last),
-            5 => direct_pass::<5>(&rows, &ends, ys, off, last),
-            6 => direct_pass::<6>(&rows, &ends, ys, off, last),
-            7 => direct_pass::<7>(&rows, &ends, ys, off, last),
-            _ => direct_pass::<8>(&rows, &ends, ys, off, last),
+            1 => direct_pass::<1>(&rows, &ends, ys, accumulate, off, last),
+            2 => direct_pass::<2>(&rows, &ends, ys, accumulate, off, last),
+            3 => direct_pass::<3>(&rows, &ends, ys, accumulate, off, last),
+            4 => direct_pass::<4>(&rows, &ends, ys, accumulate, off, last),
+            5 => direct_pass::<5>(&rows, &ends, ys, accumulate, off, last),
+            6 => direct_pass::<6>(&rows, &ends, ys, accumulate, off, last),
+            7 => direct_pass::<7>(&rows, &ends, ys, accumulate, off, last),
+            _ => direct_pass::<8>(&rows, &ends, ys, accumulate, off, last),
         }
     }
 }
 
 /// `V` vectors from column `off` of every output, the last masked by `last`.
-/// Output `i` adds the rows `rows[ends[i - 1]..ends[i]]`.
+/// Output `i` adds the rows `rows[ends[i - 1]..ends[i]]`, to itself if
+/// `accumulate`, else to zero.
 #[inline(always)]
 unsafe fn direct_pass<const V: usize>(
     rows: &[*const u8],
     ends: &[usize],
     ys: &mut [&mut [u8]],
+    accumulate: bool,
     off: usize,
     last: Option<__mmask64>,
 ) {
@@ -120,7 +122,10 @@ unsafe fn direct_pass<const V: usize>(
         // SAFETY: the caller keeps `off + 64 * V`, less the masked bytes,
         // within every row.
         unsafe {
-            let mut acc: [__m512i; V] = std::array::from_fn(|v| load(k(v), yp.add(off + 64 * v)));
+            let mut acc: [__m512i; V] = match accumulate {
+                true => std::array::from_fn(|v| load(k(v), yp.add(off + 64 * v))),
+                false => [_mm512_setzero_si512(); V],
+            };
             let mut pairs = rows[start..end].chunks_exact(2);
             for p in &mut pairs {
                 for (v, s) in acc.iter_mut().enumerate() {
@@ -153,7 +158,7 @@ unsafe fn direct_pass<const V: usize>(
 /// # Safety
 /// As for [`direct`].
 #[target_feature(enable = "avx512f,avx512bw,gfni")]
-pub(crate) unsafe fn sliced(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+pub(crate) unsafe fn sliced(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
     let (n, m) = (xs.len(), ys.len());
     let len = ys.first().map_or(0, |y| y.len());
     if n == 0 || len == 0 {
@@ -208,7 +213,10 @@ pub(crate) unsafe fn sliced(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
             for (y, r) in outs.iter_mut().zip(unslice(acc)) {
                 let p = y.as_mut_ptr();
                 // SAFETY: as above.
-                unsafe { store(k, p.add(off), _mm512_xor_si512(load(k, p.add(off)), r)) }
+                unsafe {
+                    let r = if accumulate { _mm512_xor_si512(load(k, p.add(off)), r) } else { r };
+                    store(k, p.add(off), r)
+                }
             }
         }
     };
