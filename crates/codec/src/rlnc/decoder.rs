@@ -13,7 +13,7 @@ use ncmesh_gf::Field;
 /// decoded the moment its row becomes a unit vector.
 ///
 /// Clearing a new pivot column from the older rows is delayed: up to
-/// [`PENDING_ROWS`] new rows wait, reduced against everything, and are then
+/// `PENDING_ROWS` (16) new rows wait, reduced against everything, and are then
 /// cleared from the older rows in one matrix product, which reads each new
 /// row once per group of older ones instead of once per row.
 ///

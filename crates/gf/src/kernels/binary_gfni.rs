@@ -299,8 +299,8 @@ fn slice(r: [__m512i; 8]) -> [__m512i; 8] {
     s3
 }
 
-/// The inverse of [`slice`], in four rounds: the first moves out the column
-/// bit that [`slice`] left at the top of each lane's byte index.
+/// The inverse of [`slice()`], in four rounds: the first moves out the column
+/// bit that [`slice()`] left at the top of each lane's byte index.
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
 fn unslice(o: [__m512i; 8]) -> [__m512i; 8] {
