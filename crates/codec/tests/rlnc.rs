@@ -228,6 +228,19 @@ fn malformed_input_is_an_error_not_a_panic() {
     assert!(matches!(e.set_data(&[0; 9]), Err(CodecError::DataTooLarge { .. })));
 }
 
+/// Data shorter than the generation fills whole symbols first, and the rest,
+/// including what an earlier generation left, reads as zeros.
+#[test]
+fn short_data_is_zero_padded() {
+    let mut e = Encoder::new(Field::GF256, 3, 70).unwrap();
+    e.set_data(&[7; 210]).unwrap();
+    e.set_data(&[1; 100]).unwrap();
+    let mut want = vec![0u8; 210];
+    want[..100].fill(1);
+    let got: Vec<u8> = (0..3).flat_map(|i| e.symbol(i).unwrap().to_vec()).collect();
+    assert_eq!(got, want);
+}
+
 #[test]
 fn virtual_and_real_payloads_agree_on_rank() {
     let f = Field::GF4;

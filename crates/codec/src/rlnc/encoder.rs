@@ -68,12 +68,11 @@ impl Encoder {
         if data.len() > self.block_bytes() {
             return Err(CodecError::DataTooLarge { got: data.len(), capacity: self.block_bytes() });
         }
-        let s = self.symbol_bytes.max(1);
-        for (i, row) in self.data.rows_mut().into_iter().enumerate() {
-            let part = data.get(i * s..).unwrap_or_default();
-            let n = part.len().min(s);
-            row[..n].copy_from_slice(&part[..n]);
-            row[n..].fill(0);
+        let mut parts = data.chunks(self.symbol_bytes.max(1));
+        for row in self.data.rows_mut() {
+            let part = parts.next().unwrap_or_default();
+            row[..part.len()].copy_from_slice(part);
+            row[part.len()..].fill(0);
         }
         self.sent_uncoded = 0;
         Ok(())
