@@ -24,6 +24,8 @@ use ncmesh_gf::Field;
 /// then costs a few vector operations on rows of 2g elements per symbol
 /// instead of O(g) passes over 1500-byte payloads. Rows are packed as
 /// symbols are when q divides 8, so a GF(2) row of 2g elements is 2g/8 bytes.
+/// GF(2) rows are then so short that none waits: each new pivot is cleared
+/// from the others at once, a word at a time.
 #[derive(Clone, Debug)]
 pub struct Decoder {
     field: Field,
@@ -249,11 +251,10 @@ impl Decoder {
             if self.materialized[i] || !self.is_symbol_decoded(i) {
                 continue;
             }
-            let row = &mut weights[rows * r..(rows + 1) * r];
-            self.weights(i, row);
-            if row.iter().filter(|&&c| c != 0).count() * 8 <= r {
+            if self.packing.count_nonzero(&self.row(i)[self.part..], r) * 8 <= r {
                 self.materialize(i);
             } else {
+                self.weights(i, &mut weights[rows * r..(rows + 1) * r]);
                 *is_dense = true;
                 rows += 1;
             }
@@ -299,6 +300,9 @@ impl Decoder {
     /// `received_coefficients`: reduces them against every pivot and keeps
     /// the row if anything is left.
     fn insert(&mut self, payload: &[u8]) -> Received {
+        if self.field.degree() == 1 {
+            return self.insert_binary(payload);
+        }
         let (g, w, k) = (self.symbols, self.width, self.packing);
         let used = self.used(self.rank + 1);
         let arrived = &self.received_coefficients[self.rank * g..];
@@ -350,6 +354,45 @@ impl Decoder {
         if self.pending.len() == PENDING_ROWS || self.is_complete() {
             self.clear_pending();
         }
+        if self.is_complete() {
+            Received::Complete
+        } else {
+            Received::Innovative
+        }
+    }
+
+    /// [`Decoder::insert`] over GF(2), where a row is a few words. Clearing
+    /// the new pivot from every row at once costs less than batching it
+    /// through a product, so no row is ever pending.
+    fn insert_binary(&mut self, payload: &[u8]) -> Received {
+        let (g, w, used) = (self.symbols, self.width, self.used(self.rank + 1));
+        // The row is written a word at a time, as it is read: a word loaded
+        // from bytes stored one by one would wait for all of them.
+        self.scratch.fill(0);
+        let arrived = &self.received_coefficients[self.rank * g..];
+        for (k, elements) in arrived.chunks(64).enumerate() {
+            set_word(&mut self.scratch, k, nonzero_bits(elements));
+        }
+        if self.symbol_bytes > 0 {
+            let bit = 8 * self.part + self.rank;
+            let word = word_at(&self.scratch, bit / 64) | 1 << (bit % 64);
+            set_word(&mut self.scratch, bit / 64, word);
+        }
+        let reduce = match used / 8 {
+            1 => reduce_binary::<1>,
+            2 => reduce_binary::<2>,
+            8 => reduce_binary::<8>,
+            _ => reduce_binary::<0>,
+        };
+        let Some(p) = reduce(&mut self.rows, w, &self.older, &mut self.scratch[..used], g) else {
+            self.received_coefficients.truncate(self.rank * g);
+            return Received::NotInnovative;
+        };
+        self.rows[p * w..(p + 1) * w].copy_from_slice(&self.scratch);
+        self.received.push(payload);
+        self.pivot[p] = true;
+        self.older[p / 64] |= 1 << (p % 64);
+        self.rank += 1;
         if self.is_complete() {
             Received::Complete
         } else {
@@ -444,14 +487,73 @@ impl Decoder {
 /// exactly when the byte is non-zero, and one multiplication gathers them.
 fn nonzero_bits(bytes: &[u8]) -> u64 {
     const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-    let mut chunk = [0u8; 8];
-    bytes.chunks(8).enumerate().fold(0, |bits, (k, c)| {
-        chunk[..c.len()].copy_from_slice(c);
-        chunk[c.len()..].fill(0);
-        let x = u64::from_le_bytes(chunk);
+    let eight = |x: u64| {
         let tops = (x | ((x & LOW7) + LOW7)) & !LOW7;
-        bits | (((tops >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k))
-    })
+        (tops >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    let mut bits = 0;
+    for (k, c) in (&mut chunks).enumerate() {
+        bits |= eight(u64::from_le_bytes(c.try_into().expect("eight bytes"))) << (8 * k);
+    }
+    let mut last = [0u8; 8];
+    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    bits | eight(u64::from_le_bytes(last)) << (8 * (bytes.len() / 8) % 64)
+}
+
+/// Reduces the GF(2) row `scratch` against the rows `older` marks and, if
+/// anything is left, clears its pivot from them and returns the pivot.
+/// Rows are `width` bytes apart and `scratch.len()` of their bytes are in
+/// use, which is `8 * N` unless `N` is 0: a known length unrolls the loops.
+fn reduce_binary<const N: usize>(rows: &mut [u8], width: usize, older: &[u64], scratch: &mut [u8], symbols: usize) -> Option<usize> {
+    let used = if N > 0 { 8 * N } else { scratch.len() };
+    let scratch = &mut scratch[..used];
+    // Every row is zero at the other pivot columns, so reducing by one row
+    // leaves the entries at the other pivots as they were: they can be read
+    // a word at a time as the reduction goes.
+    for (word, &mask) in older.iter().enumerate() {
+        let mut bits = mask & word_at(scratch, word);
+        while bits != 0 {
+            let j = 64 * word + bits.trailing_zeros() as usize;
+            xor_words(&rows[j * width..][..used], scratch, !0);
+            bits &= bits - 1;
+        }
+    }
+    let first = scratch.iter().position(|&b| b != 0)?;
+    let p = 8 * first + scratch[first].trailing_zeros() as usize;
+    if p >= symbols {
+        return None;
+    }
+    // Half the rows hold the new pivot: a branch on it would mispredict
+    // every other row, where a mask costs one AND a word.
+    let (byte, shift) = (p / 8, p % 8);
+    for (word, &mask) in older.iter().enumerate() {
+        let mut bits = mask;
+        while bits != 0 {
+            let row = &mut rows[(64 * word + bits.trailing_zeros() as usize) * width..][..used];
+            let has_pivot = u64::from(row[byte] >> shift & 1);
+            xor_words(scratch, row, has_pivot.wrapping_neg());
+            bits &= bits - 1;
+        }
+    }
+    Some(p)
+}
+
+/// Word `k` of a row of whole words, little-endian as rows are packed.
+fn word_at(row: &[u8], k: usize) -> u64 {
+    u64::from_le_bytes(row[8 * k..8 * k + 8].try_into().expect("eight bytes"))
+}
+
+fn set_word(row: &mut [u8], k: usize, word: u64) {
+    row[8 * k..8 * k + 8].copy_from_slice(&word.to_le_bytes());
+}
+
+/// `y ^= x & mask` over rows of whole words.
+fn xor_words(x: &[u8], y: &mut [u8], mask: u64) {
+    for (a, b) in y.chunks_exact_mut(8).zip(x.chunks_exact(8)) {
+        let v = u64::from_ne_bytes((&*a).try_into().expect("eight bytes")) ^ (u64::from_ne_bytes(b.try_into().expect("eight bytes")) & mask);
+        a.copy_from_slice(&v.to_ne_bytes());
+    }
 }
 
 /// The rows `indices` (ascending, distinct) of a row-major matrix of

@@ -130,6 +130,20 @@ impl Packing {
         (j < elements).then_some(j)
     }
 
+    /// How many of the first `elements` of `row` are non-zero.
+    pub fn count_nonzero(self, row: &[u8], elements: usize) -> usize {
+        let row = &row[..self.bytes(elements)];
+        match self.per_byte {
+            1 => row.iter().filter(|&&b| b != 0).count(),
+            // A row's bits past its last element are zero.
+            8 => row.iter().map(|b| b.count_ones() as usize).sum(),
+            _ => {
+                let slots = |b: u8| (0..self.per_byte).filter(move |s| (b >> (s * self.bits)) & self.field.max_element() != 0);
+                row.iter().map(|&b| slots(b).count()).sum()
+            }
+        }
+    }
+
     /// Whether every element of `row` but element `j` is zero.
     pub fn is_unit_except(self, row: &[u8], j: usize) -> bool {
         let (at, shift) = self.slot(j);
@@ -238,6 +252,7 @@ mod tests {
                 assert_eq!(back, a, "{field:?} n={n}");
                 assert!((0..n).all(|j| p.get(&row, j) == a[j]));
                 assert_eq!(p.first_nonzero(&row, n), a.iter().position(|&e| e != 0), "{field:?} n={n}");
+                assert_eq!(p.count_nonzero(&row, n), a.iter().filter(|&&e| e != 0).count(), "{field:?} n={n}");
                 // Packed arithmetic agrees with element arithmetic.
                 let mut b = vec![0u8; n];
                 rng.fill_bytes(&mut b);

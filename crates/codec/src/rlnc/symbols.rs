@@ -45,14 +45,23 @@ impl Symbols {
 
     /// Appends a copy of `symbol`, which has the symbol size.
     pub(crate) fn push(&mut self, symbol: &[u8]) {
-        debug_assert_eq!(symbol.len(), self.symbol_bytes);
+        assert_eq!(symbol.len(), self.symbol_bytes, "a symbol of another size");
         if self.stride == 0 {
             return;
         }
-        let at = self.lines.len();
-        self.lines.resize(at + self.stride, Line([0; LINE]));
-        let i = self.len() - 1;
-        self.get_mut(i).copy_from_slice(symbol);
+        // Written once, in place: zeroing the new lines first would write
+        // the symbol's bytes twice.
+        self.lines.reserve(self.stride);
+        let (at, room) = (self.lines.len(), self.stride * LINE);
+        // SAFETY: `reserve` made room for `stride` more lines past `at`, so
+        // the `room` bytes from there are in the allocation; the copy and
+        // the zero fill initialise all of them, as `set_len` requires.
+        unsafe {
+            let start = self.lines.as_mut_ptr().add(at).cast::<u8>();
+            std::ptr::copy_nonoverlapping(symbol.as_ptr(), start, self.symbol_bytes);
+            start.add(self.symbol_bytes).write_bytes(0, room - self.symbol_bytes);
+            self.lines.set_len(at + self.stride);
+        }
     }
 
     pub(crate) fn get(&self, i: usize) -> &[u8] {
