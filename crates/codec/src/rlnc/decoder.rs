@@ -66,6 +66,9 @@ pub struct Decoder {
 /// How many new rows wait before they are cleared from the older ones.
 pub const PENDING_ROWS: usize = 16;
 
+/// The generation size from which a fresh decoder decodes in place.
+const IN_PLACE_FROM: usize = 32;
+
 impl Decoder {
     /// A decoder for `symbols` symbols of `symbol_bytes` bytes.
     /// `symbol_bytes == 0` makes a virtual decoder that tracks coefficients only.
@@ -101,6 +104,13 @@ impl Decoder {
     /// same shape without allocating: a receiver of a stream of generations
     /// keeps one decoder.
     pub fn reset(&mut self) {
+        if self.received.capacity() == 0 {
+            // The last generation was decoded in place. A decoder kept for
+            // more generations keeps a second buffer, warm from one to the
+            // next, and so skips the copy that decoding in place costs.
+            let second = Symbols::zeroed(self.symbol_bytes, self.symbols);
+            self.received = std::mem::replace(&mut self.decoded, second);
+        }
         self.rank = 0;
         self.pivot.fill(false);
         self.received.clear();
@@ -262,12 +272,40 @@ impl Decoder {
         if rows == 0 {
             return;
         }
+        if rows == g && self.decoded.len() == 0 && g >= IN_PLACE_FROM {
+            return self.decode_in_place(&weights);
+        }
         self.allocate_decoded();
         let received = self.received.rows();
         let mut outputs: Vec<&mut [u8]> =
             self.decoded.rows_mut().into_iter().zip(&dense).filter(|(_, &d)| d).map(|(out, _)| out).collect();
         self.field.symbol_matmul_into(&weights[..rows * r], &received, &mut outputs);
         self.materialized.iter_mut().zip(&dense).for_each(|(m, &d)| *m |= d);
+    }
+
+    /// Computes every symbol over the received payloads they are made of,
+    /// a block of columns at a time through a small copy, and keeps them
+    /// there: a fresh decoder would otherwise fault in a second
+    /// generation-sized buffer for one use. The copy costs a load and a
+    /// store per input vector, against at least g/2 operations per input
+    /// vector in the product, so it pays from `IN_PLACE_FROM` symbols.
+    fn decode_in_place(&mut self, weights: &[u8]) {
+        const BLOCK: usize = 512;
+        let (g, s) = (self.symbols, self.symbol_bytes);
+        let mut copy = Symbols::zeroed(BLOCK.min(s), g);
+        let mut symbols = self.received.rows_mut();
+        for off in (0..s).step_by(BLOCK) {
+            let end = (off + BLOCK).min(s);
+            for (c, x) in copy.rows_mut().into_iter().zip(&symbols) {
+                c[..end - off].copy_from_slice(&x[off..end]);
+            }
+            let inputs: Vec<&[u8]> = copy.rows().into_iter().map(|c| &c[..end - off]).collect();
+            let mut outputs: Vec<&mut [u8]> = symbols.iter_mut().map(|y| &mut y[off..end]).collect();
+            self.field.symbol_matmul_into(weights, &inputs, &mut outputs);
+        }
+        drop(symbols);
+        std::mem::swap(&mut self.decoded, &mut self.received);
+        self.materialized.fill(true);
     }
 
     /// Adds the coded symbol `payload = sum coefficients[i] * s_i`.

@@ -39,6 +39,11 @@ impl Symbols {
         self.lines.len().checked_div(self.stride).unwrap_or(0)
     }
 
+    /// How many symbols fit without reallocating.
+    pub(crate) fn capacity(&self) -> usize {
+        self.lines.capacity().checked_div(self.stride).unwrap_or(0)
+    }
+
     pub(crate) fn clear(&mut self) {
         self.lines.clear();
     }
