@@ -104,7 +104,7 @@ impl Decoder {
     /// same shape without allocating: a receiver of a stream of generations
     /// keeps one decoder.
     pub fn reset(&mut self) {
-        if self.received.capacity() == 0 {
+        if self.received.capacity() == 0 && self.symbol_bytes > 0 {
             // The last generation was decoded in place. A decoder kept for
             // more generations keeps a second buffer, warm from one to the
             // next, and so skips the copy that decoding in place costs.
