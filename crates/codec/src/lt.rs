@@ -605,8 +605,12 @@ impl Decoder {
         self.scratch = sources;
         self.elimination_due = self.received + columns.len() - decoder.rank();
         let before = self.decoded_count();
-        for (c, &i) in columns.iter().enumerate() {
-            if !self.decoded[i as usize] {
+        let undecoded: Vec<(usize, u32)> = columns.iter().copied().enumerate().filter(|&(_, i)| !self.decoded[i as usize]).collect();
+        if let Some(all) = decoder.decoded_symbols() {
+            // Complete: every source in one product, not one sum each.
+            undecoded.iter().for_each(|&(c, i)| self.mark_decoded(i, all[c]));
+        } else {
+            for &(c, i) in &undecoded {
                 if let Some(payload) = decoder.symbol(c) {
                     self.mark_decoded(i, payload);
                 }

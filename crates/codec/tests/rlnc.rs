@@ -326,6 +326,9 @@ fn virtual_and_real_payloads_agree_on_rank() {
         assert_eq!(a, b);
         assert_eq!(real.rank(), virt.rank());
     }
+    assert!(virt.is_complete());
+    // A virtual decoder's symbols are empty, but there are g of them.
+    assert_eq!(virt.decoded_symbols().unwrap(), vec![&[][..]; g]);
 }
 
 #[test]

@@ -183,6 +183,9 @@ impl Decoder {
         if !self.is_complete() {
             return None;
         }
+        if self.symbol_bytes == 0 {
+            return Some(vec![&[]; self.symbols]);
+        }
         self.clear_pending();
         self.materialize_all();
         Some(self.decoded.rows())
@@ -234,9 +237,11 @@ impl Decoder {
         self.allocate_decoded();
         let mut weights = vec![0; self.rank];
         self.weights(i, &mut weights);
-        let out = self.decoded.get_mut(i);
+        let (received, out) = (&self.received, self.decoded.get_mut(i));
         out.fill(0);
-        self.field.symbol_axpy_sum(weights.iter().copied().zip(self.received.rows()), out);
+        // Sparse rows are why a symbol is summed alone: visit their terms only.
+        let terms = weights.iter().enumerate().filter(|&(_, &c)| c != 0).map(|(j, &c)| (c, received.get(j)));
+        self.field.symbol_axpy_sum(terms, out);
         self.materialized[i] = true;
     }
 
@@ -570,8 +575,12 @@ fn reduce_binary<const N: usize>(rows: &mut [u8], width: usize, older: &[u64], s
         while bits != 0 {
             let row = &mut rows[(64 * word + bits.trailing_zeros() as usize) * width..][..used];
             let has_pivot = u64::from(row[byte] >> shift & 1);
-            xor_words(scratch, row, has_pivot.wrapping_neg());
             bits &= bits - 1;
+            // Rows of many words cost more to add than a mispredict.
+            if N == 0 && has_pivot == 0 {
+                continue;
+            }
+            xor_words(scratch, row, has_pivot.wrapping_neg());
         }
     }
     Some(p)
