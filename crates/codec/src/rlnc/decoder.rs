@@ -47,7 +47,8 @@ pub struct Decoder {
     /// elimination needed.
     received_coefficients: Vec<u8>,
     /// Decoded payloads by symbol index, valid where `materialized`;
-    /// allocated when the first one is.
+    /// allocated when the first one is, or else, once decoded in place, the
+    /// buffer `received` had (which is then left empty until `reset`).
     decoded: Symbols,
     materialized: Vec<bool>,
     /// Pivots of rows not yet cleared from the older rows, ascending.
