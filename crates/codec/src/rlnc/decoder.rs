@@ -1,4 +1,4 @@
-use super::packing::Packing;
+use super::packing::{set_word, word_at, xor_masked, Packing};
 use super::symbols::Symbols;
 use super::{check_coefficients, check_generation, check_payload, CodecError, Received};
 use crate::{coefficients, prng::SplitMix64};
@@ -559,7 +559,7 @@ fn reduce_binary<const N: usize>(rows: &mut [u8], width: usize, older: &[u64], s
         let mut bits = mask & word_at(scratch, word);
         while bits != 0 {
             let j = 64 * word + bits.trailing_zeros() as usize;
-            xor_words(&rows[j * width..][..used], scratch, !0);
+            xor_masked(&rows[j * width..][..used], scratch, !0);
             bits &= bits - 1;
         }
     }
@@ -581,27 +581,10 @@ fn reduce_binary<const N: usize>(rows: &mut [u8], width: usize, older: &[u64], s
             if N == 0 && has_pivot == 0 {
                 continue;
             }
-            xor_words(scratch, row, has_pivot.wrapping_neg());
+            xor_masked(scratch, row, has_pivot.wrapping_neg());
         }
     }
     Some(p)
-}
-
-/// Word `k` of a row of whole words, little-endian as rows are packed.
-fn word_at(row: &[u8], k: usize) -> u64 {
-    u64::from_le_bytes(row[8 * k..8 * k + 8].try_into().expect("eight bytes"))
-}
-
-fn set_word(row: &mut [u8], k: usize, word: u64) {
-    row[8 * k..8 * k + 8].copy_from_slice(&word.to_le_bytes());
-}
-
-/// `y ^= x & mask` over rows of whole words.
-fn xor_words(x: &[u8], y: &mut [u8], mask: u64) {
-    for (a, b) in y.chunks_exact_mut(8).zip(x.chunks_exact(8)) {
-        let v = u64::from_ne_bytes((&*a).try_into().expect("eight bytes")) ^ (u64::from_ne_bytes(b.try_into().expect("eight bytes")) & mask);
-        a.copy_from_slice(&v.to_ne_bytes());
-    }
 }
 
 /// The rows `indices` (ascending, distinct) of a row-major matrix of

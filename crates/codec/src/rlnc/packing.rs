@@ -207,27 +207,39 @@ fn xor_sum<'a>(xs: impl Iterator<Item = &'a [u8]>, y: &mut [u8]) {
 }
 
 fn xor_words<'a, const N: usize>(xs: impl Iterator<Item = &'a [u8]>, y: &mut [u8]) {
-    let word = |b: &[u8], k: usize| u64::from_ne_bytes(b[8 * k..8 * k + 8].try_into().expect("eight bytes"));
-    let mut acc: [u64; N] = std::array::from_fn(|k| word(y, k));
+    let mut acc: [u64; N] = std::array::from_fn(|k| word_at(y, k));
     for x in xs {
         for (k, a) in acc.iter_mut().enumerate() {
-            *a ^= word(x, k);
+            *a ^= word_at(x, k);
         }
     }
-    for (k, a) in acc.iter().enumerate() {
-        y[8 * k..8 * k + 8].copy_from_slice(&a.to_ne_bytes());
+    for (k, &a) in acc.iter().enumerate() {
+        set_word(y, k, a);
     }
 }
 
 /// `y ^= x`, eight bytes at a time.
 fn xor_into(x: &[u8], y: &mut [u8]) {
-    let mut ys = y.chunks_exact_mut(8);
-    let mut xs = x.chunks_exact(8);
-    for (a, b) in (&mut ys).zip(&mut xs) {
-        let v = u64::from_ne_bytes((&*a).try_into().expect("eight bytes")) ^ u64::from_ne_bytes(b.try_into().expect("eight bytes"));
+    let words = y.len() / 8 * 8;
+    xor_masked(&x[..words], &mut y[..words], !0);
+    y[words..].iter_mut().zip(&x[words..]).for_each(|(a, b)| *a ^= b);
+}
+
+/// Word `k` of a row of whole words, little-endian as rows are packed.
+pub(super) fn word_at(row: &[u8], k: usize) -> u64 {
+    u64::from_le_bytes(row[8 * k..8 * k + 8].try_into().expect("eight bytes"))
+}
+
+pub(super) fn set_word(row: &mut [u8], k: usize, word: u64) {
+    row[8 * k..8 * k + 8].copy_from_slice(&word.to_le_bytes());
+}
+
+/// `y ^= x & mask` over rows of whole words.
+pub(super) fn xor_masked(x: &[u8], y: &mut [u8], mask: u64) {
+    for (a, b) in y.chunks_exact_mut(8).zip(x.chunks_exact(8)) {
+        let v = u64::from_ne_bytes((&*a).try_into().expect("eight bytes")) ^ (u64::from_ne_bytes(b.try_into().expect("eight bytes")) & mask);
         a.copy_from_slice(&v.to_ne_bytes());
     }
-    ys.into_remainder().iter_mut().zip(xs.remainder()).for_each(|(a, b)| *a ^= b);
 }
 
 #[cfg(test)]
