@@ -374,3 +374,59 @@ fn gf2_sliced_and_direct_match_row_sums() {
         }
     }
 }
+
+/// Times the three AVX-512 GF(2) products on aligned 1500-byte rows over a
+/// grid of shapes, to place the crossovers in `gf2_matmul`. A measurement,
+/// not a check: `cargo test --release -p ncmesh-gf gf2_product_crossovers
+/// -- --ignored --nocapture`.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[test]
+#[ignore]
+fn gf2_product_crossovers() {
+    use kernels::binary_gfni::{direct, sliced};
+    use std::time::Instant;
+    let Some(k) = Kernels::for_isa(Isa::Gfni512) else {
+        return println!("no AVX-512 with GFNI here");
+    };
+    const LEN: usize = 1500;
+    const STRIDE: usize = 1536;
+    type Product = Box<dyn Fn(&[u8], &[&[u8]], &mut [&mut [u8]])>;
+    // SAFETY: GFNI with AVX-512BW was detected, and the shapes agree.
+    let products: [(&str, Product); 3] = [
+        ("direct", Box::new(|a, xs, ys| unsafe { direct(a, xs, ys, false) })),
+        ("sliced", Box::new(|a, xs, ys| unsafe { sliced(a, xs, ys, false) })),
+        ("m4rm", Box::new(move |a, xs, ys| kernels::four_russians(&k, a, xs, ys, false))),
+    ];
+    // Rows a cache line apart, from a line boundary.
+    let aligned = |buf: &[u8]| buf.as_ptr().align_offset(64);
+    for n in [8, 12, 16, 20, 24, 32, 48, 64, 128] {
+        for m in [4, 8, 16, 32, 64, 128] {
+            let xbuf = bytes(n * STRIDE + 64, 1);
+            let x0 = aligned(&xbuf);
+            let xs: Vec<&[u8]> = (0..n).map(|j| &xbuf[x0 + j * STRIDE..][..LEN]).collect();
+            let mut ybuf = vec![0u8; m * STRIDE + 64];
+            let y0 = aligned(&ybuf);
+            let a = bytes(m * n, 2);
+            let ns: Vec<f64> = products
+                .iter()
+                .map(|(_, product)| {
+                    let iters = (2_000_000 / (n * m)).max(3);
+                    (0..5)
+                        .map(|_| {
+                            let start = Instant::now();
+                            for _ in 0..iters {
+                                let mut ys: Vec<&mut [u8]> =
+                                    ybuf[y0..][..m * STRIDE].chunks_exact_mut(STRIDE).map(|c| &mut c[..LEN]).collect();
+                                product(&a, &xs, &mut ys);
+                            }
+                            start.elapsed().as_secs_f64() / iters as f64 * 1e9
+                        })
+                        .fold(f64::MAX, f64::min)
+                })
+                .collect();
+            let best = (0..3).min_by(|&i, &j| ns[i].total_cmp(&ns[j])).unwrap();
+            let times: Vec<String> = products.iter().zip(&ns).map(|((name, _), t)| format!("{name} {t:8.0}")).collect();
+            println!("{n:4} inputs {m:4} outputs: {} ns; fastest {}", times.join("  "), products[best].0);
+        }
+    }
+}

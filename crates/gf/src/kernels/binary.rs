@@ -9,7 +9,7 @@
 //! The body is portable Rust over fixed-size blocks, compiled once per
 //! instruction set so that LLVM turns each block XOR into vector code. With
 //! AVX-512 and GFNI, the products of [`super::binary_gfni`] are faster except
-//! with 12 to 31 inputs and more outputs than a direct sum handles well.
+//! with 16 to 31 inputs and 64 outputs or more.
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 use super::Isa;
@@ -146,14 +146,14 @@ pub(crate) fn gf2_matmul(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8
         use super::binary_gfni::{direct, sliced};
         let m = ys.len();
         // The bounds are the measured crossovers on 1500-byte rows that
-        // start cache lines.
+        // start cache lines (docs/benchmarks.md).
         // SAFETY: the features were just detected, and the caller passes
         // `m * n` coefficients and rows of one length.
         unsafe {
-            if n >= 32 && m >= 5 && n * m >= 1024 {
+            if n >= 32 && m >= 16 && n * m >= 2048 {
                 return sliced(a, xs, ys, accumulate);
             }
-            if n < 12 || m < MIN_OUTPUTS || (n <= 20 && m <= 32) {
+            if !(16..32).contains(&n) || m < 64 {
                 return direct(a, xs, ys, accumulate);
             }
         }
@@ -171,8 +171,14 @@ pub(crate) fn gf2_matmul(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8
         }
         return;
     }
-    let groups = n.div_ceil(K);
-    let idx = indices(a, n, groups);
+    four_russians(k, a, xs, ys, accumulate)
+}
+
+/// The M4RM product on the instruction set `k` picks, for any shape of
+/// non-empty rows.
+pub(crate) fn four_russians(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
+    let groups = xs.len().div_ceil(K);
+    let idx = indices(a, xs.len(), groups);
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     {
         if k.isa == Isa::Gfni512

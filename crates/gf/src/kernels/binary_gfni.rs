@@ -69,83 +69,142 @@ pub(crate) unsafe fn direct(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumu
     if n == 0 || len == 0 {
         return;
     }
-    // Each output's selected rows, listed without a branch per coefficient:
-    // random coefficients would mispredict every other one.
-    let (mut rows, mut ends) = (vec![std::ptr::null(); a.len() + 1], Vec::with_capacity(ys.len()));
-    let mut count = 0;
-    for coefs in a.chunks_exact(n) {
-        for (c, x) in coefs.iter().zip(xs) {
-            rows[count] = x.as_ptr();
-            count += usize::from(c & 1);
+    // Each output's selected rows as bit masks, 64 coefficients to one
+    // instruction: a branch per coefficient would mispredict every other
+    // one, and a list of rows costs a store per coefficient.
+    let words = n.div_ceil(64);
+    let mut stack = [0u64; 64];
+    let mut heap = Vec::new();
+    let selected: &mut [u64] = if ys.len() * words <= stack.len() {
+        &mut stack[..ys.len() * words]
+    } else {
+        heap.resize(ys.len() * words, 0);
+        &mut heap
+    };
+    let ones = _mm512_set1_epi8(1);
+    for (coefs, masks) in a.chunks_exact(n).zip(selected.chunks_exact_mut(words)) {
+        for (c, m) in coefs.chunks(64).zip(masks) {
+            // SAFETY: the mask keeps the load within `c`.
+            *m = _mm512_test_epi8_mask(unsafe { load(Some(mask_upto(c.len())), c.as_ptr()) }, ones);
         }
-        ends.push(count);
     }
+    let selected = &*selected;
     let mut off = 0;
     // SAFETY: every pass reads and writes `off..off + 512` clipped to `len`,
     // within every row.
     unsafe {
         while len - off >= 512 {
-            direct_pass::<8>(&rows, &ends, ys, accumulate, off, None);
+            direct_pass(xs, selected, ys, accumulate, Columns::<8> { off, last: None });
             off += 512;
         }
         let last = (!len.is_multiple_of(64)).then(|| mask(len % 64));
         match (len - off).div_ceil(64) {
             0 => {}
-            1 => direct_pass::<1>(&rows, &ends, ys, accumulate, off, last),
-            2 => direct_pass::<2>(&rows, &ends, ys, accumulate, off, last),
-            3 => direct_pass::<3>(&rows, &ends, ys, accumulate, off, last),
-            4 => direct_pass::<4>(&rows, &ends, ys, accumulate, off, last),
-            5 => direct_pass::<5>(&rows, &ends, ys, accumulate, off, last),
-            6 => direct_pass::<6>(&rows, &ends, ys, accumulate, off, last),
-            7 => direct_pass::<7>(&rows, &ends, ys, accumulate, off, last),
-            _ => direct_pass::<8>(&rows, &ends, ys, accumulate, off, last),
+            1 => direct_pass(xs, selected, ys, accumulate, Columns::<1> { off, last }),
+            2 => direct_pass(xs, selected, ys, accumulate, Columns::<2> { off, last }),
+            3 => direct_pass(xs, selected, ys, accumulate, Columns::<3> { off, last }),
+            4 => direct_pass(xs, selected, ys, accumulate, Columns::<4> { off, last }),
+            5 => direct_pass(xs, selected, ys, accumulate, Columns::<5> { off, last }),
+            6 => direct_pass(xs, selected, ys, accumulate, Columns::<6> { off, last }),
+            7 => direct_pass(xs, selected, ys, accumulate, Columns::<7> { off, last }),
+            _ => direct_pass(xs, selected, ys, accumulate, Columns::<8> { off, last }),
         }
     }
 }
 
-/// `V` vectors from column `off` of every output, the last masked by `last`.
-/// Output `i` adds the rows `rows[ends[i - 1]..ends[i]]`, to itself if
-/// `accumulate`, else to zero.
+/// Mask selecting the first `t <= 64` bytes.
+#[inline(always)]
+fn mask_upto(t: usize) -> __mmask64 {
+    if t >= 64 { !0 } else { mask(t) }
+}
+
+/// The columns `cols` of every output. Output `i` adds the rows whose bits
+/// are set in its words of `selected`, to itself if `accumulate`, else to zero.
 #[inline(always)]
 unsafe fn direct_pass<const V: usize>(
-    rows: &[*const u8],
-    ends: &[usize],
+    xs: &[&[u8]],
+    selected: &[u64],
     ys: &mut [&mut [u8]],
     accumulate: bool,
+    cols: Columns<V>,
+) {
+    let words = selected.len() / ys.len().max(1);
+    for (y, masks) in ys.iter_mut().zip(selected.chunks_exact(words)) {
+        // SAFETY: the caller keeps the columns within every row.
+        unsafe {
+            let mut acc = cols.start(y, accumulate);
+            for (w, &m) in masks.iter().enumerate() {
+                cols.add(&mut acc, &xs[64 * w..], m);
+            }
+            cols.write(y, acc);
+        }
+    }
+}
+
+/// `V` vectors of columns from `off`, the last masked by `last`.
+#[derive(Clone, Copy)]
+struct Columns<const V: usize> {
     off: usize,
     last: Option<__mmask64>,
-) {
-    let k = |v: usize| if v + 1 == V { last } else { None };
-    let mut start = 0;
-    for (y, &end) in ys.iter_mut().zip(ends) {
-        let yp = y.as_mut_ptr();
-        // SAFETY: the caller keeps `off + 64 * V`, less the masked bytes,
-        // within every row.
+}
+
+impl<const V: usize> Columns<V> {
+    #[inline(always)]
+    fn k(self, v: usize) -> Option<__mmask64> {
+        if v + 1 == V { self.last } else { None }
+    }
+
+    /// Vector `v` of `row`.
+    ///
+    /// # Safety
+    /// The columns, less the masked bytes, lie within `row`.
+    #[inline(always)]
+    unsafe fn load(self, row: *const u8, v: usize) -> __m512i {
+        // SAFETY: as the caller promises.
+        unsafe { load(self.k(v), row.add(self.off + 64 * v)) }
+    }
+
+    /// What an output starts from: itself if `accumulate`, else zero.
+    #[inline(always)]
+    unsafe fn start(self, y: &[u8], accumulate: bool) -> [__m512i; V] {
+        match accumulate {
+            // SAFETY: as for `load`.
+            true => std::array::from_fn(|v| unsafe { self.load(y.as_ptr(), v) }),
+            // SAFETY: the caller runs with AVX-512F.
+            false => [unsafe { _mm512_setzero_si512() }; V],
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn write(self, y: &mut [u8], acc: [__m512i; V]) {
+        for (v, s) in acc.iter().enumerate() {
+            // SAFETY: as for `load`.
+            unsafe { store(self.k(v), y.as_mut_ptr().add(self.off + 64 * v), *s) }
+        }
+    }
+
+    /// Adds to `acc` the rows whose bits are set in `bits`, two at a time
+    /// for one three-way XOR per pair.
+    #[inline(always)]
+    unsafe fn add(self, acc: &mut [__m512i; V], rows: &[&[u8]], mut bits: u64) {
+        // SAFETY: set bits index `rows`; as for `load`.
         unsafe {
-            let mut acc: [__m512i; V] = match accumulate {
-                true => std::array::from_fn(|v| load(k(v), yp.add(off + 64 * v))),
-                false => [_mm512_setzero_si512(); V],
-            };
-            let mut pairs = rows[start..end].chunks_exact(2);
-            for p in &mut pairs {
+            while bits & bits.wrapping_sub(1) != 0 {
+                let b = rows.get_unchecked(bits.trailing_zeros() as usize).as_ptr();
+                bits &= bits - 1;
+                let c = rows.get_unchecked(bits.trailing_zeros() as usize).as_ptr();
+                bits &= bits - 1;
                 for (v, s) in acc.iter_mut().enumerate() {
-                    let (b, c) = (
-                        load(k(v), p[0].add(off + 64 * v)),
-                        load(k(v), p[1].add(off + 64 * v)),
-                    );
-                    *s = _mm512_ternarylogic_epi64::<0x96>(*s, b, c);
+                    *s = _mm512_ternarylogic_epi64::<0x96>(*s, self.load(b, v), self.load(c, v));
                 }
             }
-            if let [x] = pairs.remainder() {
+            if bits != 0 {
+                let x = rows.get_unchecked(bits.trailing_zeros() as usize).as_ptr();
                 for (v, s) in acc.iter_mut().enumerate() {
-                    *s = _mm512_xor_si512(*s, load(k(v), x.add(off + 64 * v)));
+                    *s = _mm512_xor_si512(*s, self.load(x, v));
                 }
-            }
-            for (v, s) in acc.iter().enumerate() {
-                store(k(v), yp.add(off + 64 * v), *s);
             }
         }
-        start = end;
     }
 }
 

@@ -10,6 +10,8 @@ use crate::tables::ByteMap;
 use std::sync::OnceLock;
 
 pub(crate) use binary::gf2_matmul;
+#[cfg(test)]
+pub(crate) use binary::four_russians;
 
 mod binary;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
