@@ -18,10 +18,10 @@ use std::arch::x86_64::*;
 /// The identity as a `vgf2p8affineqb` matrix: byte `k` is `0x80 >> k`.
 const IDENTITY: i64 = 0x0102_0408_1020_4080;
 
-/// Mask selecting the first `t < 64` bytes.
+/// Mask selecting the first `t <= 64` bytes.
 #[inline(always)]
 fn mask(t: usize) -> __mmask64 {
-    (1u64 << t) - 1
+    if t >= 64 { !0 } else { (1u64 << t) - 1 }
 }
 
 /// 64 bytes from `p`, or those of them that `k` selects and zeros.
@@ -85,7 +85,7 @@ pub(crate) unsafe fn direct(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumu
     for (coefs, masks) in a.chunks_exact(n).zip(selected.chunks_exact_mut(words)) {
         for (c, m) in coefs.chunks(64).zip(masks) {
             // SAFETY: the mask keeps the load within `c`.
-            *m = _mm512_test_epi8_mask(unsafe { load(Some(mask_upto(c.len())), c.as_ptr()) }, ones);
+            *m = _mm512_test_epi8_mask(unsafe { load(Some(mask(c.len())), c.as_ptr()) }, ones);
         }
     }
     let selected = &*selected;
@@ -110,12 +110,6 @@ pub(crate) unsafe fn direct(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumu
             _ => direct_pass(xs, selected, ys, accumulate, Columns::<8> { off, last }),
         }
     }
-}
-
-/// Mask selecting the first `t <= 64` bytes.
-#[inline(always)]
-fn mask_upto(t: usize) -> __mmask64 {
-    if t >= 64 { !0 } else { mask(t) }
 }
 
 /// The columns `cols` of every output. Output `i` adds the rows whose bits
