@@ -206,3 +206,25 @@ def test_lt_round_trip_and_xor():
     coded = codec.xor_combine([a, b])
     assert coded == b"\x11\x22\x03\x04"
     assert codec.xor_combine([coded, a])[: len(b)] == b
+
+
+def test_benchmark_tables_put_each_rate_in_its_row_and_column():
+    from ncmesh.bench_codec import markdown, with_ratios
+
+    def row(impl, op, field, g, mb):
+        return {"impl": impl, "op": op, "field": field, "g": g, "symbol_bytes": 1500, "mb_per_s": mb}
+
+    rows = with_ratios([
+        row("ncmesh", "encode", "gf256", 16, 3000.0),
+        row("rlnc-simdx", "encode", "gf256", 16, 1000.0),
+        row("rlnc", "encode", "gf256", 16, 1500.0),
+        row("ncmesh", "encode", "gf2", 16, 12000.0),
+        row("ncmesh-python", "decode", "gf256", 64, 45.0),
+        row("ncmesh", "decode", "gf256", 64, 50.0),
+    ])
+    lines = markdown(rows).splitlines()
+    # The best peer is rlnc here, whichever column it sits in.
+    assert "| encode | 16 | 3,000 | 1,000 | 1,500 | – | 2.00x |" in lines
+    assert "| encode | 16 | 3,000 | 12,000 | 4.00x |" in lines
+    assert "| decode | 64 | 45.0 | 50.0 | 90% |" in lines
+    assert "| decode | 256 | – | – | – |" in lines

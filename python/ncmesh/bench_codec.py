@@ -2,8 +2,9 @@
 
 Measures the bindings and the Python peers (galois, raptorq), merges their
 rows with the Rust run's ``target/bench/codec-rust.json`` into
-``target/bench/codec.json``, fills ``ratio_to_best_peer`` on ncmesh rows, and
-prints the table. Throughput is source bytes (g x symbol bytes) per second,
+``target/bench/codec.json``, fills ``ratio_to_best_peer`` on ncmesh rows,
+prints the table, and writes the tables of docs/benchmarks.md to
+``target/bench/codec.md``. Throughput is source bytes (g x symbol bytes) per second,
 the median of five timed batches, as in the Rust benchmark.
 """
 
@@ -130,6 +131,39 @@ def with_ratios(rows: list[dict]) -> list[dict]:
     return rows
 
 
+def _mb(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def markdown(rows: list[dict]) -> str:
+    """The tables docs/benchmarks.md records, from one run's rows."""
+    at = {(r["impl"], r["op"], r["field"], r["g"]): r["mb_per_s"] for r in rows}
+    gs = (16, 64, 256)
+    out = ["## RLNC over GF(2^8)", "", "| op | g | ncmesh | rlnc-simdx | rlnc | galois | ncmesh / best peer |", "|---|---|---|---|---|---|---|"]
+    for op in ("encode", "recode", "decode"):
+        for g in gs:
+            peers = [at.get((p, op, "gf256", g)) for p in ("rlnc-simdx", "rlnc", "galois")]
+            ours = at.get(("ncmesh", op, "gf256", g))
+            best = max((p for p in peers if p), default=None)
+            ratio = f"{ours / best:.2f}x" if ours and best else "–"
+            out.append(f"| {op} | {g} | {_mb(ours)} | " + " | ".join(map(_mb, peers)) + f" | {ratio} |")
+    out += ["", "## Fields", "", "| op | g | GF(2^8) | GF(2) | GF(2) / GF(2^8) |", "|---|---|---|---|---|"]
+    for op in ("encode", "recode", "recode_partial", "decode", "decode_reset"):
+        for g in gs:
+            wide, binary = at.get(("ncmesh", op, "gf256", g)), at.get(("ncmesh", op, "gf2", g))
+            ratio = f"{binary / wide:.2f}x" if wide and binary else "–"
+            out.append(f"| {op} | {g} | {_mb(wide)} | {_mb(binary)} | {ratio} |")
+    out += ["", "## Python bindings", "", "| op | g | Python bindings | Rust | bindings / Rust |", "|---|---|---|---|---|"]
+    for op in ("encode", "decode"):
+        for g in gs:
+            py, rust = at.get(("ncmesh-python", op, "gf256", g)), at.get(("ncmesh", op, "gf256", g))
+            share = f"{py / rust:.0%}" if py and rust else "–"
+            out.append(f"| {op} | {g} | {_mb(py)} | {_mb(rust)} | {share} |")
+    return "\n".join(out) + "\n"
+
+
 def write_atomically(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text)
@@ -151,6 +185,7 @@ def main(bench_dir: Path = Path("target/bench")) -> None:
             rows += raptorq_peer(k)
     rows = with_ratios(rows)
     write_atomically(bench_dir / "codec.json", json.dumps({"rows": rows}, indent=1))
+    write_atomically(bench_dir / "codec.md", markdown(rows))
 
     table = Table(title=f"Codec throughput, {SYMBOL}-byte symbols (kernels: {codec.simd_isa()})")
     for column in ("impl", "op", "field", "g", "MB/s", "vs best peer", "vs Rust"):
@@ -163,7 +198,7 @@ def main(bench_dir: Path = Path("target/bench")) -> None:
             f"{ratio:.2f}x" if ratio else "", f"{to_rust:.0%}" if to_rust else "",
         )
     console.print(table)
-    console.print(f"written to {bench_dir / 'codec.json'}")
+    console.print(f"written to {bench_dir / 'codec.json'}, and as the tables of docs/benchmarks.md to {bench_dir / 'codec.md'}")
 
 
 if __name__ == "__main__":
