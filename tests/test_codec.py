@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -143,19 +145,37 @@ def test_bad_input_raises_codec_error_naming_what_was_expected():
 
 
 def test_payload_work_releases_the_gil():
+
+    def count_while(worker: threading.Thread) -> float:
+        """How fast this thread counts while `worker` runs, per second."""
+        start = time.perf_counter()
+        worker.start()
+        ticks = 0
+        while worker.is_alive():
+            ticks += 1
+        elapsed = time.perf_counter() - start
+        worker.join()
+        return ticks / elapsed
+
     g, s = 128, 1500
     enc = Encoder(g, s)
     enc.set_data(bytes(g * s))
-    rows = b"".join(codec.coefficients(i, g) for i in range(4 * g))
-    ticks = 0
-    worker = threading.Thread(target=lambda: [enc.encode_batch(rows) for _ in range(3)])
-    worker.start()
-    while worker.is_alive():
-        ticks += 1
-    worker.join()
-    # Holding the GIL through each native call would leave this loop a
-    # handful of iterations between calls.
-    assert ticks > 10_000
+    rows = b"".join(codec.coefficients(i, g) for i in range(2048))
+    worker = threading.Thread(target=lambda: [enc.encode_batch(rows) for _ in range(30)])
+    # With a short switch interval, native calls that held the GIL would
+    # leave this thread a tenth of a millisecond between calls of several:
+    # it counted at 0.2% of its rate beside `sorted` on a large list, and at
+    # about two thirds of it beside these calls. A bare count over a few
+    # milliseconds would hang on the scheduler, and the gaps between calls
+    # alone could satisfy it.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    try:
+        alone = count_while(threading.Thread(target=time.sleep, args=(0.1,)))
+        beside = count_while(worker)
+    finally:
+        sys.setswitchinterval(interval)
+    assert beside > 0.2 * alone, (beside, alone)
 
 
 def test_encode_many_matches_single_encodes():
