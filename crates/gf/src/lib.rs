@@ -17,9 +17,11 @@
 //! Kernels are chosen at run time ([`Kernels::best`]).
 
 mod kernels;
+mod sliced;
 mod tables;
 
 pub use kernels::{Isa, Kernels};
+pub use sliced::SlicedRows;
 pub use tables::ByteMap;
 use tables::{FieldTables, TABLES};
 
@@ -340,6 +342,47 @@ impl Field {
     /// As [`Field::symbol_matmul`].
     pub fn symbol_matmul_into(self, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
         self.symbol_product(a, xs, ys, false);
+    }
+
+    /// Symbols: `rows[i] = sum_j a[i * n + j] * rows[j]` for a square `a`,
+    /// written over the rows it reads: a decoder turning the payloads it
+    /// received into the source symbols needs no second buffer. Where
+    /// [`Field::in_place_without_copy`] holds, this costs what
+    /// [`Field::symbol_matmul_into`] does; elsewhere the rows pass through a
+    /// copy, 512 columns at a time.
+    ///
+    /// # Panics
+    /// As [`Field::symbol_matmul`], and if `a` is not `n x n`.
+    pub fn symbol_matmul_in_place(self, a: &[u8], rows: &mut [&mut [u8]]) {
+        let n = rows.len();
+        assert_eq!(a.len(), n * n, "symbol_matmul_in_place: coefficient matrix is not square");
+        let Some(len) = rows.first().map(|r| r.len()) else { return };
+        assert!(rows.iter().all(|r| r.len() == len), "symbol_matmul_in_place: lengths differ");
+        self.check_symbol(len);
+        if self.q == 1 && kernels::gf2_matmul_in_place(Kernels::best(), a, rows) {
+            return;
+        }
+        // A block of a row's bytes is a symbol when q divides 8; with bit
+        // planes (q in {3, 5, 6, 7}) it is not, and whole rows are copied.
+        let block = if self.symbol_granularity() == 1 { 512 } else { len.max(1) };
+        let mut copy = vec![0u8; n * block.min(len)];
+        for off in (0..len).step_by(block) {
+            let end = (off + block).min(len);
+            let w = end - off;
+            let copy = &mut copy[..n * w];
+            for (c, r) in copy.chunks_exact_mut(w).zip(rows.iter()) {
+                c.copy_from_slice(&r[off..end]);
+            }
+            let inputs: Vec<&[u8]> = copy.chunks_exact(w).collect();
+            let mut outputs: Vec<&mut [u8]> = rows.iter_mut().map(|r| &mut r[off..end]).collect();
+            self.symbol_matmul_into(a, &inputs, &mut outputs);
+        }
+    }
+
+    /// Whether [`Field::symbol_matmul_in_place`] on `n` rows needs no copy:
+    /// over GF(2), on the bit-sliced AVX-512 product.
+    pub fn in_place_without_copy(self, n: usize) -> bool {
+        self.q == 1 && kernels::gf2_in_place_without_copy(Kernels::best(), n)
     }
 
     fn symbol_product(self, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {

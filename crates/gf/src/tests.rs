@@ -327,6 +327,30 @@ fn symbol_matmul_into_overwrites() {
     }
 }
 
+/// A product written over its inputs equals one into other rows, in every
+/// field, with and without the copy, on rows longer than a block of columns.
+#[test]
+fn symbol_matmul_in_place_equals_the_product() {
+    for q in 1..=8 {
+        let f = Field::new(q).unwrap();
+        for n in [1, 8, 15, 16, 17, 40] {
+            for len in [0, f.symbol_granularity(), 1260, 7 * 180 + 420] {
+                let xs: Vec<Vec<u8>> = (0..n).map(|r| bytes(len, 300 + r as u64)).collect();
+                let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
+                let a = bytes(n * n, 11 + q as u64);
+                let mut want = vec![vec![0; len]; n];
+                let mut refs: Vec<&mut [u8]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
+                f.symbol_matmul_into(&a, &xr, &mut refs);
+                let mut got = xs.clone();
+                let mut refs: Vec<&mut [u8]> = got.iter_mut().map(|v| v.as_mut_slice()).collect();
+                f.symbol_matmul_in_place(&a, &mut refs);
+                let how = if f.in_place_without_copy(n) { "without a copy" } else { "through a copy" };
+                assert!(want == got, "GF(2^{q}) {n} rows of {len} bytes {how}");
+            }
+        }
+    }
+}
+
 /// Both AVX-512 GF(2) products, whichever the dispatch would pick, on every
 /// remainder of a group of 8 rows and of a 64-byte block, adding to the
 /// outputs and writing over them, between guard bytes.
@@ -375,6 +399,56 @@ fn gf2_sliced_and_direct_match_row_sums() {
     }
 }
 
+/// The kept sliced form against row sums, on the shapes of
+/// `gf2_sliced_and_direct_match_row_sums`, and again after one group of
+/// rows was replaced. Outputs are written over, between guard bytes.
+#[test]
+fn sliced_rows_match_row_sums() {
+    const ROWS: [usize; 9] = [1, 7, 8, 9, 16, 17, 64, 65, 256];
+    const LENGTHS: [usize; 6] = [0, 1, 63, 64, 65, 1500];
+    const GUARD: usize = 64;
+    if SlicedRows::zeroed(1, 1).is_none() {
+        return;
+    }
+    for (s, &m) in ROWS.iter().enumerate() {
+        for (t, &n) in ROWS.iter().enumerate() {
+            for (u, &len) in LENGTHS.iter().enumerate() {
+                if m * n * len > 1 << 22 && len != 65 {
+                    continue;
+                }
+                let seed = (s * 1000 + t * 100 + u) as u64;
+                let mut xs: Vec<Vec<u8>> = (0..n).map(|j| bytes(len, seed + 10 * j as u64)).collect();
+                let a: Vec<u8> = bytes(m * n, seed + 1).iter().map(|c| c | 0xfe).collect();
+                let refs: Vec<&[u8]> = xs.iter().map(Vec::as_slice).collect();
+                let mut form = SlicedRows::new(&refs).unwrap();
+                for round in 0..2 {
+                    if round == 1 {
+                        // Row `n / 2` changes; its group is sliced again.
+                        let (j, first) = (n / 2, n / 2 / 8 * 8);
+                        xs[j] = bytes(len, seed + 7);
+                        let group: Vec<&[u8]> = xs[first..(first + 8).min(n)].iter().map(Vec::as_slice).collect();
+                        form.set_rows(&group, first);
+                    }
+                    let refs: Vec<&[u8]> = xs.iter().map(Vec::as_slice).collect();
+                    let mut want: Vec<Vec<u8>> = vec![vec![0; len]; m];
+                    let mut want_ys: Vec<&mut [u8]> = want.iter_mut().map(Vec::as_mut_slice).collect();
+                    gf2_product_by_rows(&a, &refs, &mut want_ys);
+                    let ybuf = bytes(m * (len + GUARD) + GUARD, seed + 2);
+                    let mut got = ybuf.clone();
+                    let mut ys: Vec<&mut [u8]> = got[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
+                    form.matmul_into(&a, &mut ys);
+                    for (o, w) in want.iter().enumerate() {
+                        let at = GUARD + o * (len + GUARD);
+                        assert!(got[at..at + len] == w[..], "sliced {m} x {n} rows of {len} bytes, round {round}, output {o}");
+                        assert!(got[at + len..at + len + GUARD] == ybuf[at + len..at + len + GUARD], "sliced {m} x {n}: wrote past a row");
+                    }
+                    assert!(got[..GUARD] == ybuf[..GUARD]);
+                }
+            }
+        }
+    }
+}
+
 /// Times the three AVX-512 GF(2) products on aligned 1500-byte rows over a
 /// grid of shapes, to place the crossovers in `gf2_matmul`. A measurement,
 /// not a check: `cargo test --release -p ncmesh-gf gf2_product_crossovers
@@ -399,34 +473,34 @@ fn gf2_product_crossovers() {
     ];
     // Rows a cache line apart, from a line boundary.
     let aligned = |buf: &[u8]| buf.as_ptr().align_offset(64);
-    for n in [8, 12, 16, 20, 24, 32, 48, 64, 128] {
-        for m in [4, 8, 16, 32, 64, 128] {
+    for n in [8, 12, 16, 20, 24, 32, 48, 64, 128, 256] {
+        for m in [1, 2, 4, 8, 16, 32, 64, 128] {
             let xbuf = bytes(n * STRIDE + 64, 1);
             let x0 = aligned(&xbuf);
             let xs: Vec<&[u8]> = (0..n).map(|j| &xbuf[x0 + j * STRIDE..][..LEN]).collect();
             let mut ybuf = vec![0u8; m * STRIDE + 64];
             let y0 = aligned(&ybuf);
             let a = bytes(m * n, 2);
-            let ns: Vec<f64> = products
-                .iter()
-                .map(|(_, product)| {
-                    let iters = (2_000_000 / (n * m)).max(3);
-                    (0..5)
-                        .map(|_| {
-                            let start = Instant::now();
-                            for _ in 0..iters {
-                                let mut ys: Vec<&mut [u8]> =
-                                    ybuf[y0..][..m * STRIDE].chunks_exact_mut(STRIDE).map(|c| &mut c[..LEN]).collect();
-                                product(&a, &xs, &mut ys);
-                            }
-                            start.elapsed().as_secs_f64() / iters as f64 * 1e9
-                        })
-                        .fold(f64::MAX, f64::min)
-                })
-                .collect();
+            let iters = (2_000_000 / (n * m)).max(3);
+            let mut time = |product: &dyn Fn(&mut [&mut [u8]])| {
+                (0..5)
+                    .map(|_| {
+                        let start = Instant::now();
+                        for _ in 0..iters {
+                            let mut ys: Vec<&mut [u8]> =
+                                ybuf[y0..][..m * STRIDE].chunks_exact_mut(STRIDE).map(|c| &mut c[..LEN]).collect();
+                            product(&mut ys);
+                        }
+                        start.elapsed().as_secs_f64() / iters as f64 * 1e9
+                    })
+                    .fold(f64::MAX, f64::min)
+            };
+            let ns: Vec<f64> = products.iter().map(|(_, product)| time(&|ys| product(&a, &xs, ys))).collect();
+            let form = SlicedRows::new(&xs).unwrap();
+            let kept = time(&|ys| form.matmul_into(&a, ys));
             let best = (0..3).min_by(|&i, &j| ns[i].total_cmp(&ns[j])).unwrap();
             let times: Vec<String> = products.iter().zip(&ns).map(|((name, _), t)| format!("{name} {t:8.0}")).collect();
-            println!("{n:4} inputs {m:4} outputs: {} ns; fastest {}", times.join("  "), products[best].0);
+            println!("{n:4} inputs {m:4} outputs: {} ns; fastest {}; from a kept form {kept:8.0} ns", times.join("  "), products[best].0);
         }
     }
 }

@@ -8,8 +8,8 @@
 //!
 //! The body is portable Rust over fixed-size blocks, compiled once per
 //! instruction set so that LLVM turns each block XOR into vector code. With
-//! AVX-512 and GFNI, the products of [`super::binary_gfni`] are faster except
-//! with 16 to 31 inputs and 64 outputs or more.
+//! AVX-512 and GFNI, the products of [`super::binary_gfni`] are faster for
+//! every shape measured, and take its place.
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 use super::Isa;
@@ -138,24 +138,16 @@ pub(crate) fn gf2_matmul(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8
         return;
     }
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if k.isa == Isa::Gfni512
-        && is_x86_feature_detected!("avx512f")
-        && is_x86_feature_detected!("avx512bw")
-        && is_x86_feature_detected!("gfni")
-    {
+    if has_gfni512(k) {
         use super::binary_gfni::{direct, sliced};
-        let m = ys.len();
-        // The bounds are the measured crossovers on 1500-byte rows that
-        // start cache lines (docs/benchmarks.md).
-        // SAFETY: the features were just detected, and the caller passes
-        // `m * n` coefficients and rows of one length.
+        // SAFETY: the features were detected, and the caller passes `m * n`
+        // coefficients and rows of one length.
         unsafe {
-            if n >= 32 && m >= 16 && n * m >= 2048 {
-                return sliced(a, xs, ys, accumulate);
-            }
-            if !(16..32).contains(&n) || m < 64 {
-                return direct(a, xs, ys, accumulate);
-            }
+            return if slicing_pays(n, ys.len()) {
+                sliced(a, xs, ys, accumulate)
+            } else {
+                direct(a, xs, ys, accumulate)
+            };
         }
     }
     if ys.len() < MIN_OUTPUTS || n < K {
@@ -174,6 +166,45 @@ pub(crate) fn gf2_matmul(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8
     four_russians(k, a, xs, ys, accumulate)
 }
 
+/// `ys = a ys` without a copy of the rows, if `k` has a product that can
+/// (see [`slicing_pays`]); false, and nothing done, if not.
+pub(crate) fn gf2_matmul_in_place(k: &Kernels, a: &[u8], ys: &mut [&mut [u8]]) -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if has_gfni512(k) && slicing_pays(ys.len(), ys.len()) {
+        // SAFETY: the features were detected, and the caller passes a
+        // square `a` and rows of one length.
+        unsafe { super::binary_gfni::sliced_in_place(a, ys) };
+        return true;
+    }
+    let _ = (k, a, ys);
+    false
+}
+
+/// Whether `gf2_matmul_in_place` can take `n` rows.
+pub(crate) fn gf2_in_place_without_copy(k: &Kernels, n: usize) -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if has_gfni512(k) {
+        return slicing_pays(n, n);
+    }
+    let _ = (k, n);
+    false
+}
+
+/// Whether the bit-sliced product beats the direct one for `n` inputs and
+/// `m` outputs: the measured crossovers on 1500-byte rows that start cache
+/// lines (docs/benchmarks.md). M4RM was nowhere faster than both.
+fn slicing_pays(n: usize, m: usize) -> bool {
+    m >= 16 && n >= 16 || m >= 32 && n >= 8
+}
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+fn has_gfni512(k: &Kernels) -> bool {
+    k.isa == Isa::Gfni512
+        && is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("gfni")
+}
+
 /// The M4RM product on the instruction set `k` picks, for any shape of
 /// non-empty rows.
 pub(crate) fn four_russians(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
@@ -181,14 +212,9 @@ pub(crate) fn four_russians(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut 
     let idx = indices(a, xs.len(), groups);
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     {
-        if k.isa == Isa::Gfni512
-            && is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-        {
-            // SAFETY: the features were just detected.
-            return unsafe { m4rm_avx512(&idx, groups, xs, ys, accumulate) };
-        }
-        if k.isa == Isa::Avx2 && is_x86_feature_detected!("avx2") {
+        // With GFNI the sliced and direct products serve every shape, and
+        // M4RM runs here only to be measured against them.
+        if matches!(k.isa, Isa::Avx2 | Isa::Gfni512) && is_x86_feature_detected!("avx2") {
             // SAFETY: the feature was just detected.
             return unsafe { m4rm_avx2(&idx, groups, xs, ys, accumulate) };
         }
@@ -320,12 +346,6 @@ fn add_entries(mut acc: Block, built: &[MaybeUninit<Block>], ix: &[u8]) -> Block
         acc.xor(entry(*i));
     }
     acc
-}
-
-#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-#[target_feature(enable = "avx512f,avx512bw")]
-fn m4rm_avx512(idx: &[u8], groups: usize, xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
-    m4rm(idx, groups, xs, ys, accumulate)
 }
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]

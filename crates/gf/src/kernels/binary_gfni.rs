@@ -73,22 +73,22 @@ pub(crate) unsafe fn direct(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumu
     // instruction: a branch per coefficient would mispredict every other
     // one, and a list of rows costs a store per coefficient.
     let words = n.div_ceil(64);
-    let mut stack = [0u64; 64];
-    let mut heap = Vec::new();
-    let selected: &mut [u64] = if ys.len() * words <= stack.len() {
-        &mut stack[..ys.len() * words]
-    } else {
-        heap.resize(ys.len() * words, 0);
-        &mut heap
-    };
-    let ones = _mm512_set1_epi8(1);
-    for (coefs, masks) in a.chunks_exact(n).zip(selected.chunks_exact_mut(words)) {
-        for (c, m) in coefs.chunks(64).zip(masks) {
-            // SAFETY: the mask keeps the load within `c`.
-            *m = _mm512_test_epi8_mask(unsafe { load(Some(mask(c.len())), c.as_ptr()) }, ones);
+    with_scratch(ys.len() * words, |selected: &mut [u64]| {
+        let ones = _mm512_set1_epi8(1);
+        for (coefs, masks) in a.chunks_exact(n).zip(selected.chunks_exact_mut(words)) {
+            for (c, m) in coefs.chunks(64).zip(masks) {
+                // SAFETY: the mask keeps the load within `c`.
+                *m = _mm512_test_epi8_mask(unsafe { load(Some(mask(c.len())), c.as_ptr()) }, ones);
+            }
         }
-    }
-    let selected = &*selected;
+        // SAFETY: as the caller promises.
+        unsafe { direct_passes(xs, selected, ys, len, accumulate) }
+    })
+}
+
+/// The passes of [`direct`] over every column, 512 at a time.
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn direct_passes(xs: &[&[u8]], selected: &[u64], ys: &mut [&mut [u8]], len: usize, accumulate: bool) {
     let mut off = 0;
     // SAFETY: every pass reads and writes `off..off + 512` clipped to `len`,
     // within every row.
@@ -202,115 +202,291 @@ impl<const V: usize> Columns<V> {
     }
 }
 
-/// The product on bit-sliced rows, 64 columns at a time: the columns of
-/// every input group are sliced into a buffer of 64 bytes per input, which
-/// stays in L1, then each group of 8 outputs sums one affine per input group
-/// and vector, and is unsliced and added to its rows. Missing rows of a last
-/// group are zero, as are their coefficients.
+/// The bit-sliced form of rows: for each block of 64 columns and each
+/// group of 8 rows (missing rows zero), the 8 vectors [`slice_group`] makes.
+/// Block `b` of group `g` is at `(b * groups + g) * 8`, so that a block of
+/// every group, which one pass of a product reads, is contiguous.
+pub(crate) type Vector = __m512i;
+
+/// Slices the rows of groups `first..first + ceil(xs.len() / 8)` of a form
+/// with `groups` groups into `out`.
+///
+/// # Safety
+/// The CPU must support AVX-512F, AVX-512BW and GFNI; all rows have one
+/// length, and `out` holds `ceil(len / 64) * groups * 8` vectors.
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+pub(crate) unsafe fn slice_rows(xs: &[&[u8]], first: usize, groups: usize, out: &mut [Vector]) {
+    let len = xs.first().map_or(0, |x| x.len());
+    let span = xs.len().div_ceil(8) * 8;
+    for_blocks(0, len, |off, k| {
+        // SAFETY: the caller keeps the columns within the rows and sized `out`.
+        unsafe { slice_columns(xs, off, k, &mut out[(off / 64 * groups + first) * 8..][..span]) }
+    });
+}
+
+/// Calls `f(off, k)` for the blocks of 64 columns in `start..end`, `start`
+/// a multiple of 64: `k` is `None` for whole blocks and masks the columns
+/// of a last part block. Inlined, `f` has two copies, each with `k` known,
+/// so that whole blocks take plain loads and stores.
+#[inline(always)]
+fn for_blocks(start: usize, end: usize, mut f: impl FnMut(usize, Option<__mmask64>)) {
+    let whole = end - (end - start) % 64;
+    for off in (start..whole).step_by(64) {
+        f(off, None);
+    }
+    if whole < end {
+        f(whole, Some(mask(end - whole)));
+    }
+}
+
+/// `ys = a xs` from the bit-sliced form of `xs` (`n` rows): per block and
+/// group of 8 outputs, one affine per input group and vector, then the sums
+/// unsliced and written. Missing outputs of a last group are not written.
+///
+/// # Safety
+/// The CPU must support AVX-512F, AVX-512BW and GFNI; `a` holds
+/// `ys.len() * n` coefficients, `sliced` is the form of `n` rows of the
+/// outputs' length.
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+pub(crate) unsafe fn product_sliced(a: &[u8], n: usize, sliced: &[Vector], ys: &mut [&mut [u8]]) {
+    let len = ys.first().map_or(0, |y| y.len());
+    if n == 0 || len == 0 {
+        return;
+    }
+    let groups = n.div_ceil(8);
+    with_scratch(ys.len().div_ceil(8) * groups, |blocks| {
+        coefficient_blocks(a, n, blocks);
+        // Columns in tiles whose sliced inputs, 512 bytes a block and
+        // group, fill half of L1; each group of outputs covers a tile
+        // before the next starts, so that its coefficients stay in registers.
+        let tile = 64 * (24 / groups).max(1);
+        for start in (0..len).step_by(tile) {
+            for (outs, cs) in ys.chunks_mut(8).zip(blocks.chunks_exact(groups)) {
+                for off in (start..len.min(start + tile)).step_by(64) {
+                    let k = (len - off < 64).then(|| mask(len - off));
+                    let t = &sliced[off / 64 * groups * 8..][..groups * 8];
+                    // SAFETY: as the caller promises.
+                    unsafe { product_block(cs, t, outs, off, k, false) };
+                }
+            }
+        }
+    });
+}
+
+/// `ys (+)= a xs` on rows sliced a block at a time into a buffer that stays
+/// in L1: [`product_sliced`] without a form kept between products.
 ///
 /// # Safety
 /// As for [`direct`].
 #[target_feature(enable = "avx512f,avx512bw,gfni")]
 pub(crate) unsafe fn sliced(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
-    let (n, m) = (xs.len(), ys.len());
+    // SAFETY: as the caller promises.
+    unsafe { sliced_from(a, Inputs::Rows(xs), ys, accumulate) }
+}
+
+/// `ys = a ys` for a square `a`, with no copy of the rows: every input
+/// block is sliced before the outputs' block is written.
+///
+/// # Safety
+/// As for [`direct`], with `ys` as the inputs.
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+pub(crate) unsafe fn sliced_in_place(a: &[u8], ys: &mut [&mut [u8]]) {
+    // SAFETY: as the caller promises.
+    unsafe { sliced_from(a, Inputs::Outputs, ys, false) }
+}
+
+/// Where [`sliced_from`] reads its inputs.
+#[derive(Clone, Copy)]
+enum Inputs<'a> {
+    Rows(&'a [&'a [u8]]),
+    /// The outputs, as they were before the product.
+    Outputs,
+}
+
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+unsafe fn sliced_from(a: &[u8], inputs: Inputs, ys: &mut [&mut [u8]], accumulate: bool) {
+    let n = match inputs {
+        Inputs::Rows(xs) => xs.len(),
+        Inputs::Outputs => ys.len(),
+    };
     let len = ys.first().map_or(0, |y| y.len());
     if n == 0 || len == 0 {
         return;
     }
-    let gi = n.div_ceil(8);
-    let blocks = coefficient_blocks(a, n, m);
-    // Small products take the buffer from the stack: aligned allocation
-    // costs as much as a tenth of a 16 x 16 product.
-    let mut stack = [_mm512_setzero_si512(); 32];
-    let mut heap = Vec::new();
-    let buf: &mut [__m512i] = if gi * 8 <= stack.len() {
-        &mut stack[..gi * 8]
-    } else {
-        heap.resize(gi * 8, _mm512_setzero_si512());
-        &mut heap
-    };
-    let identity = _mm512_set1_epi64(IDENTITY);
-    // `k` is `None` for whole blocks of 64 columns, so that they compile to
-    // plain loads and stores.
-    let mut columns = |off: usize, k: Option<__mmask64>| {
-        for (group, t) in xs.chunks(8).zip(buf.chunks_exact_mut(8)) {
-            let row = |x: &&[u8]| {
+    let groups = n.div_ceil(8);
+    with_scratch(ys.len().div_ceil(8) * groups, |blocks| {
+        coefficient_blocks(a, n, blocks);
+        with_scratch(groups * 8, |t: &mut [Vector]| {
+            for off in (0..len).step_by(64) {
+                let k = (len - off < 64).then(|| mask(len - off));
                 // SAFETY: the caller keeps the columns within the rows.
-                unsafe { load(k, x.as_ptr().add(off)) }
-            };
-            let rows = std::array::from_fn(|j| group.get(j).map_or(_mm512_setzero_si512(), row));
-            for (t, s) in t.iter_mut().zip(slice(rows)) {
-                *t = affine(identity, s);
-            }
-        }
-        for (o, outs) in ys.chunks_mut(8).enumerate() {
-            let mut acc = [_mm512_setzero_si512(); 8];
-            let (cs, ts) = (&blocks[o * gi..(o + 1) * gi], &buf[..]);
-            // Two input groups at a time, for one three-way XOR per pair.
-            for (c, t) in cs.chunks_exact(2).zip(ts.chunks_exact(16)) {
-                let (c0, c1) = (
-                    _mm512_set1_epi64(c[0] as i64),
-                    _mm512_set1_epi64(c[1] as i64),
-                );
-                for (r, s) in acc.iter_mut().enumerate() {
-                    let (p0, p1) = (affine(c0, t[r]), affine(c1, t[8 + r]));
-                    *s = _mm512_ternarylogic_epi64::<0x96>(*s, p0, p1);
+                unsafe {
+                    match inputs {
+                        Inputs::Rows(xs) => slice_columns(xs, off, k, t),
+                        Inputs::Outputs => slice_columns(ys, off, k, t),
+                    }
+                    product_block(blocks, t, ys, off, k, accumulate);
                 }
             }
-            if gi % 2 == 1 {
-                let c = _mm512_set1_epi64(cs[gi - 1] as i64);
-                for (s, &t) in acc.iter_mut().zip(&ts[8 * (gi - 1)..]) {
+        });
+    });
+}
+
+/// Slices the columns `off..off + 64` (those `k` selects) of every group of
+/// `rows` into `t`.
+///
+/// # Safety
+/// As for [`product_block`].
+#[inline(always)]
+unsafe fn slice_columns<R: AsRef<[u8]>>(rows: &[R], off: usize, k: Option<__mmask64>, t: &mut [Vector]) {
+    // SAFETY: the caller has the features, and keeps the columns within
+    // the rows.
+    unsafe {
+        let row = |x: &R| load(k, x.as_ref().as_ptr().add(off));
+        for (group, t) in rows.chunks(8).zip(t.chunks_exact_mut(8)) {
+            // Row `j` at place `7 - j`, which pairs it with bit `j` of the
+            // coefficient blocks. A whole group loads with no test per row.
+            let group: [__m512i; 8] = match <&[R; 8]>::try_from(group) {
+                Ok(whole) => std::array::from_fn(|p| row(&whole[7 - p])),
+                Err(_) => std::array::from_fn(|p| group.get(7 - p).map_or(_mm512_setzero_si512(), row)),
+            };
+            for (t, v) in t.iter_mut().zip(slice_group(group)) {
+                *t = v;
+            }
+        }
+    }
+}
+
+/// The columns `off..off + 64` (those `k` selects, if given) of every
+/// output, from their sliced inputs `t` (one block of every input group).
+///
+/// # Safety
+/// The CPU must support AVX-512F, AVX-512BW and GFNI, as every caller
+/// does; it is inlined into them whole.
+#[inline(always)]
+unsafe fn product_block(blocks: &[u64], t: &[Vector], ys: &mut [&mut [u8]], off: usize, k: Option<__mmask64>, accumulate: bool) {
+    // SAFETY: the caller has the features, and keeps the columns within
+    // the rows.
+    unsafe {
+        let groups = t.len() / 8;
+        for (outs, cs) in ys.chunks_mut(8).zip(blocks.chunks_exact(groups)) {
+            let mut acc = [_mm512_setzero_si512(); 8];
+            // Two input groups at a time, for one three-way XOR per pair.
+            for (c, t) in cs.chunks_exact(2).zip(t.chunks_exact(16)) {
+                let (c0, c1) = (_mm512_set1_epi64(c[0] as i64), _mm512_set1_epi64(c[1] as i64));
+                for (r, s) in acc.iter_mut().enumerate() {
+                    *s = _mm512_ternarylogic_epi64::<0x96>(*s, affine(c0, t[r]), affine(c1, t[8 + r]));
+                }
+            }
+            if groups % 2 == 1 {
+                let c = _mm512_set1_epi64(cs[groups - 1] as i64);
+                for (s, &t) in acc.iter_mut().zip(&t[8 * (groups - 1)..]) {
                     *s = _mm512_xor_si512(*s, affine(c, t));
                 }
             }
             for (y, r) in outs.iter_mut().zip(unslice(acc)) {
                 let p = y.as_mut_ptr();
-                // SAFETY: as above.
-                unsafe {
-                    let r = if accumulate { _mm512_xor_si512(load(k, p.add(off)), r) } else { r };
-                    store(k, p.add(off), r)
-                }
+                let r = if accumulate { _mm512_xor_si512(load(k, p.add(off)), r) } else { r };
+                store(k, p.add(off), r)
             }
         }
-    };
-    let whole = len - len % 64;
-    for off in (0..whole).step_by(64) {
-        columns(off, None);
-    }
-    if whole < len {
-        columns(whole, Some(mask(len - whole)));
     }
 }
 
-/// The data operands of the affines: for outputs `8o..8o + 8` and inputs
-/// `8g..8g + 8`, at `o * groups + g`, byte `i` holds bit `7 - j` for the
-/// coefficient of input `j` in output `i`. Missing rows are zero.
-fn coefficient_blocks(a: &[u8], n: usize, m: usize) -> Vec<u64> {
-    // Moves bit 0 of byte `j` to bit `63 - j`; no two partial products
-    // share a bit, so nothing carries.
-    let gather = |c: u64| (c & 0x0101_0101_0101_0101).wrapping_mul(0x8040_2010_0804_0201) >> 56;
-    let gi = n.div_ceil(8);
-    let mut blocks = vec![0u64; m.div_ceil(8) * gi];
-    for (i, coefs) in a.chunks_exact(n).enumerate() {
-        let row = &mut blocks[i / 8 * gi..][..gi];
-        let mut octets = coefs.chunks_exact(8);
-        for (b, c) in row.iter_mut().zip(&mut octets) {
-            *b |= gather(u64::from_le_bytes(c.try_into().unwrap())) << (8 * (i % 8));
-        }
-        if let Some(b) = row.get_mut(n / 8) {
-            let mut c = [0u8; 8];
-            c[..n % 8].copy_from_slice(octets.remainder());
-            *b |= gather(u64::from_le_bytes(c)) << (8 * (i % 8));
+/// Runs `f` on `len` zeroed values, from the stack when they fit: an
+/// allocation costs as much as a tenth of a 16 x 16 product.
+#[inline(always)]
+fn with_scratch<T: Copy + Zero, R>(len: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
+    let mut stack = [T::ZERO; 64];
+    if len <= stack.len() {
+        f(&mut stack[..len])
+    } else {
+        f(&mut vec![T::ZERO; len])
+    }
+}
+
+trait Zero {
+    const ZERO: Self;
+}
+impl Zero for u64 {
+    const ZERO: u64 = 0;
+}
+impl Zero for __m512i {
+    // SAFETY: every bit pattern is a valid vector.
+    const ZERO: __m512i = unsafe { std::mem::transmute([0u64; 8]) };
+}
+
+/// Writes into `blocks` the data operands of the affines: for outputs
+/// `8o..8o + 8` and inputs `8g..8g + 8`, at `o * groups + g`, byte `i`
+/// holds bit `j` for the coefficient of input `j` in output `i`.
+/// Missing rows are zero.
+fn coefficient_blocks(a: &[u8], n: usize, blocks: &mut [u64]) {
+    // Moves bit 0 of byte `j` to bit `56 + j`: the partial products land
+    // on distinct bits, so nothing carries.
+    let gather = |c: u64| (c & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+    let (groups, m) = (n.div_ceil(8), a.len() / n);
+    // Each block is summed in a register: adding rows into it in memory
+    // chains every row's store to the next row's load. Plain index loops:
+    // chunk iterators of a run-time size cost a division each.
+    for g in 0..groups {
+        let (start, end) = (8 * g, n.min(8 * g + 8));
+        let octet = |row: usize| {
+            let c = &a[row * n + start..row * n + end];
+            match c.try_into() {
+                Ok(c) => u64::from_le_bytes(c),
+                Err(_) => c.iter().rev().fold(0, |w, &c| w << 8 | u64::from(c)),
+            }
+        };
+        for o in 0..m.div_ceil(8) {
+            let rows = 8 * o..m.min(8 * o + 8);
+            blocks[o * groups + g] = rows.fold(0, |b, r| b | gather(octet(r)) << (8 * (r % 8)));
         }
     }
-    blocks
 }
+
+/// `vpunpck{l,h}{bw,wd,dq,qdq}` as written. LLVM otherwise merges rounds of
+/// them into `vpshufb`s, which on Zen 5 issue on the two ports the affines
+/// need, where interleavings issue on all four.
+macro_rules! interleave {
+    ($($name:ident $ins:literal),*) => {$(
+        #[target_feature(enable = "avx512f,avx512bw")]
+        #[inline]
+        fn $name(a: __m512i, b: __m512i) -> __m512i {
+            let r: __m512i;
+            // SAFETY: a register operation of AVX-512BW, which the callers have.
+            unsafe {
+                std::arch::asm!(
+                    concat!($ins, " {r}, {a}, {b}"),
+                    r = lateout(zmm_reg) r, a = in(zmm_reg) a, b = in(zmm_reg) b,
+                    options(pure, nomem, nostack, preserves_flags)
+                )
+            };
+            r
+        }
+    )*};
+}
+interleave!(
+    unpacklo_epi8 "vpunpcklbw", unpackhi_epi8 "vpunpckhbw",
+    unpacklo_epi16 "vpunpcklwd", unpackhi_epi16 "vpunpckhwd",
+    unpacklo_epi32 "vpunpckldq", unpackhi_epi32 "vpunpckhdq",
+    unpacklo_epi64 "vpunpcklqdq", unpackhi_epi64 "vpunpckhqdq"
+);
 
 /// The low and high interleavings of `$a` and `$b` by `$lo` and `$hi`.
 macro_rules! pairs {
     ($lo:ident, $hi:ident, $a:expr, $b:expr) => {
         ($lo($a, $b), $hi($a, $b))
     };
+}
+
+/// What a product multiplies: 8 rows of 64 columns sliced, then each
+/// qword's 8x8 bits transposed by an affine with the identity as data, so
+/// that byte `k` of a qword holds bit `k` of one column's byte of every row.
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+#[inline]
+fn slice_group(rows: [__m512i; 8]) -> [__m512i; 8] {
+    let identity = _mm512_set1_epi64(IDENTITY);
+    slice(rows).map(|s| affine(identity, s))
 }
 
 /// Rows `j` of 64 columns into qwords of one column's byte from each row,
@@ -323,8 +499,8 @@ fn slice(r: [__m512i; 8]) -> [__m512i; 8] {
     let mut s1 = r;
     for p in 0..4 {
         (s1[2 * p], s1[2 * p + 1]) = pairs!(
-            _mm512_unpacklo_epi8,
-            _mm512_unpackhi_epi8,
+            unpacklo_epi8,
+            unpackhi_epi8,
             r[2 * p],
             r[2 * p + 1]
         );
@@ -333,8 +509,8 @@ fn slice(r: [__m512i; 8]) -> [__m512i; 8] {
     for hi in 0..2 {
         for h in 0..2 {
             (s2[4 * hi + 2 * h], s2[4 * hi + 2 * h + 1]) = pairs!(
-                _mm512_unpacklo_epi16,
-                _mm512_unpackhi_epi16,
+                unpacklo_epi16,
+                unpackhi_epi16,
                 s1[4 * hi + h],
                 s1[4 * hi + 2 + h]
             );
@@ -343,8 +519,8 @@ fn slice(r: [__m512i; 8]) -> [__m512i; 8] {
     let mut s3 = r;
     for x in 0..4 {
         (s3[2 * x], s3[2 * x + 1]) = pairs!(
-            _mm512_unpacklo_epi32,
-            _mm512_unpackhi_epi32,
+            unpacklo_epi32,
+            unpackhi_epi32,
             s2[x],
             s2[4 + x]
         );
@@ -360,8 +536,8 @@ fn unslice(o: [__m512i; 8]) -> [__m512i; 8] {
     let mut u1 = o;
     for p in 0..4 {
         (u1[2 * p], u1[2 * p + 1]) = pairs!(
-            _mm512_unpacklo_epi8,
-            _mm512_unpackhi_epi8,
+            unpacklo_epi8,
+            unpackhi_epi8,
             o[2 * p],
             o[2 * p + 1]
         );
@@ -369,8 +545,8 @@ fn unslice(o: [__m512i; 8]) -> [__m512i; 8] {
     let mut u2 = o;
     for p in 0..4 {
         (u2[2 * p], u2[2 * p + 1]) = pairs!(
-            _mm512_unpacklo_epi8,
-            _mm512_unpackhi_epi8,
+            unpacklo_epi8,
+            unpackhi_epi8,
             u1[2 * p],
             u1[2 * p + 1]
         );
@@ -379,8 +555,8 @@ fn unslice(o: [__m512i; 8]) -> [__m512i; 8] {
     for hi in 0..2 {
         for x in 0..2 {
             (u3[4 * hi + 2 * x], u3[4 * hi + 2 * x + 1]) = pairs!(
-                _mm512_unpacklo_epi32,
-                _mm512_unpackhi_epi32,
+                unpacklo_epi32,
+                unpackhi_epi32,
                 u2[4 * hi + x],
                 u2[4 * hi + 2 + x]
             );
@@ -389,8 +565,8 @@ fn unslice(o: [__m512i; 8]) -> [__m512i; 8] {
     let mut u4 = o;
     for x in 0..4 {
         (u4[2 * x], u4[2 * x + 1]) = pairs!(
-            _mm512_unpacklo_epi64,
-            _mm512_unpackhi_epi64,
+            unpacklo_epi64,
+            unpackhi_epi64,
             u3[x],
             u3[4 + x]
         );

@@ -9,7 +9,7 @@
 use crate::tables::ByteMap;
 use std::sync::OnceLock;
 
-pub(crate) use binary::gf2_matmul;
+pub(crate) use binary::{gf2_in_place_without_copy, gf2_matmul, gf2_matmul_in_place};
 #[cfg(test)]
 pub(crate) use binary::four_russians;
 
