@@ -2,7 +2,7 @@ use super::packing::{set_word, word_at, xor_masked, Packing};
 use super::symbols::Symbols;
 use super::{check_coefficients, check_generation, check_payload, CodecError, Received};
 use crate::{coefficients, prng::SplitMix64};
-use ncmesh_gf::Field;
+use ncmesh_gf::{Field, SlicedRows};
 
 /// Progressive Gauss-Jordan elimination over one generation.
 ///
@@ -62,12 +62,20 @@ pub struct Decoder {
     factors: Vec<u8>,
     /// The pivots whose rows reduce the scratch row.
     selected: Vec<usize>,
+    /// Over GF(2), the decoded generation as [`SlicedRows`] keeps it, for
+    /// recoding batches as fast as an encoder does; current when
+    /// `sliced_is_current`, and kept allocated across `reset`.
+    sliced: Option<SlicedRows>,
+    sliced_is_current: bool,
 }
 
 /// How many new rows wait before they are cleared from the older ones.
 pub const PENDING_ROWS: usize = 16;
 
-/// The generation size from which a fresh decoder decodes in place.
+/// The generation size from which a fresh decoder decodes in place where
+/// that costs a copy of the received payloads ([`Field::symbol_matmul_in_place`]):
+/// the copy costs a load and a store per input vector, against at least
+/// g/2 operations per input vector in the product.
 const IN_PLACE_FROM: usize = 32;
 
 impl Decoder {
@@ -98,6 +106,8 @@ impl Decoder {
             scratch: vec![0; width],
             factors: vec![0; symbols],
             selected: vec![0; symbols],
+            sliced: None,
+            sliced_is_current: false,
         })
     }
 
@@ -120,6 +130,7 @@ impl Decoder {
         self.pending.clear();
         self.is_pending.fill(false);
         self.older.fill(0);
+        self.sliced_is_current = false;
     }
 
     pub fn field(&self) -> Field {
@@ -278,7 +289,8 @@ impl Decoder {
         if rows == 0 {
             return;
         }
-        if rows == g && self.decoded.len() == 0 && g >= IN_PLACE_FROM {
+        let in_place = g >= IN_PLACE_FROM || self.field.in_place_without_copy(g);
+        if rows == g && self.decoded.len() == 0 && in_place {
             return self.decode_in_place(&weights);
         }
         self.allocate_decoded();
@@ -290,26 +302,10 @@ impl Decoder {
     }
 
     /// Computes every symbol over the received payloads they are made of,
-    /// a block of columns at a time through a small copy, and keeps them
-    /// there: a fresh decoder would otherwise fault in a second
-    /// generation-sized buffer for one use. The copy costs a load and a
-    /// store per input vector, against at least g/2 operations per input
-    /// vector in the product, so it pays from `IN_PLACE_FROM` symbols.
+    /// and keeps them there: a fresh decoder would otherwise fault in a
+    /// second generation-sized buffer for one use.
     fn decode_in_place(&mut self, weights: &[u8]) {
-        const BLOCK: usize = 512;
-        let (g, s) = (self.symbols, self.symbol_bytes);
-        let mut copy = Symbols::zeroed(BLOCK.min(s), g);
-        let mut symbols = self.received.rows_mut();
-        for off in (0..s).step_by(BLOCK) {
-            let end = (off + BLOCK).min(s);
-            for (c, x) in copy.rows_mut().into_iter().zip(&symbols) {
-                c[..end - off].copy_from_slice(&x[off..end]);
-            }
-            let inputs: Vec<&[u8]> = copy.rows().into_iter().map(|c| &c[..end - off]).collect();
-            let mut outputs: Vec<&mut [u8]> = symbols.iter_mut().map(|y| &mut y[off..end]).collect();
-            self.field.symbol_matmul_into(weights, &inputs, &mut outputs);
-        }
-        drop(symbols);
+        self.field.symbol_matmul_in_place(weights, &mut self.received.rows_mut());
         std::mem::swap(&mut self.decoded, &mut self.received);
         self.materialized.fill(true);
     }
@@ -476,6 +472,24 @@ impl Decoder {
         self.pending.clear();
     }
 
+    /// The complete generation in the sliced form, over GF(2) where the CPU
+    /// has the sliced product; sliced at the first call after completion.
+    fn sliced_decoded(&mut self) -> Option<&SlicedRows> {
+        if self.field != Field::GF2 || !self.is_complete() {
+            return None;
+        }
+        if !self.sliced_is_current {
+            self.clear_pending();
+            self.materialize_all();
+            if self.sliced.is_none() {
+                self.sliced = SlicedRows::zeroed(self.symbols, self.symbol_bytes);
+            }
+            self.sliced.as_mut()?.set_rows(&self.decoded.rows(), 0);
+            self.sliced_is_current = true;
+        }
+        self.sliced.as_ref()
+    }
+
     /// Writes a random combination of the received symbols, expressed over
     /// the source symbols: what a relay forwards without decoding.
     pub fn recode(&mut self, rng: &mut SplitMix64, coefficients: &mut [u8], payload: &mut [u8]) -> Result<(), CodecError> {
@@ -503,9 +517,15 @@ impl Decoder {
             for c in coefficients.chunks_exact_mut(g) {
                 coefficients::generate_nonzero(self.field, rng, c);
             }
+            let mut outputs: Vec<&mut [u8]> = payloads.chunks_exact_mut(s).collect();
+            if count >= SlicedRows::MIN_OUTPUTS {
+                if let Some(sliced) = self.sliced_decoded() {
+                    sliced.matmul_into(coefficients, &mut outputs);
+                    return Ok(());
+                }
+            }
             let field = self.field;
             let decoded = self.decoded_symbols().expect("complete");
-            let mut outputs: Vec<&mut [u8]> = payloads.chunks_exact_mut(s).collect();
             field.symbol_matmul_into(coefficients, &decoded, &mut outputs);
             return Ok(());
         }

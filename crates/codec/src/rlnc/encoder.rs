@@ -1,7 +1,7 @@
 use super::symbols::Symbols;
 use super::{check_coefficients, check_generation, check_payload, CodecError};
 use crate::coefficients;
-use ncmesh_gf::Field;
+use ncmesh_gf::{Field, SlicedRows};
 
 /// Holds one generation of source symbols and produces combinations of them.
 #[derive(Clone, Debug)]
@@ -10,6 +10,11 @@ pub struct Encoder {
     symbols: usize,
     symbol_bytes: usize,
     data: Symbols,
+    /// Over GF(2), where the CPU has the bit-sliced product, the generation
+    /// as that product reads it: batches of [`SlicedRows::MIN_OUTPUTS`] or
+    /// more combinations are computed from it, and slicing once per
+    /// generation instead of once per batch makes them twice as fast.
+    sliced: Option<SlicedRows>,
     systematic: bool,
     /// Source symbols already sent uncoded in systematic mode.
     sent_uncoded: usize,
@@ -34,6 +39,7 @@ impl Encoder {
             symbols,
             symbol_bytes,
             data: Symbols::zeroed(symbol_bytes, symbols),
+            sliced: if field == Field::GF2 && symbol_bytes > 0 { SlicedRows::zeroed(symbols, symbol_bytes) } else { None },
             systematic: false,
             sent_uncoded: 0,
         })
@@ -74,6 +80,9 @@ impl Encoder {
             row[..part.len()].copy_from_slice(part);
             row[part.len()..].fill(0);
         }
+        if let Some(sliced) = &mut self.sliced {
+            sliced.set_rows(&self.data.rows(), 0);
+        }
         self.sent_uncoded = 0;
         Ok(())
     }
@@ -83,6 +92,10 @@ impl Encoder {
         self.check_index(index)?;
         check_payload(symbol, self.symbol_bytes)?;
         self.data.get_mut(index).copy_from_slice(symbol);
+        if let Some(sliced) = &mut self.sliced {
+            let first = index / 8 * 8;
+            sliced.set_rows(&self.data.rows()[first..self.symbols.min(first + 8)], first);
+        }
         Ok(())
     }
 
@@ -121,7 +134,10 @@ impl Encoder {
             return Ok(());
         }
         let mut outputs: Vec<&mut [u8]> = payloads.chunks_exact_mut(self.symbol_bytes).collect();
-        self.field.symbol_matmul_into(coefficients, &self.data.rows(), &mut outputs);
+        match &self.sliced {
+            Some(sliced) if count >= SlicedRows::MIN_OUTPUTS => sliced.matmul_into(coefficients, &mut outputs),
+            _ => self.field.symbol_matmul_into(coefficients, &self.data.rows(), &mut outputs),
+        }
         Ok(())
     }
 
