@@ -27,15 +27,29 @@ impl SplitMix64 {
 
     /// Fills `out` with the little-endian bytes of successive outputs.
     pub fn fill_bytes(&mut self, out: &mut [u8]) {
+        self.fill_masked(out, u64::MAX);
+    }
+
+    /// As [`SplitMix64::fill_bytes`], with each output ANDed with `mask`
+    /// first: masking a word at a time costs nothing beside drawing it.
+    /// Returns the OR of the words written (of the bytes written, for the
+    /// last), which is zero exactly when all of `out` is.
+    pub fn fill_masked(&mut self, out: &mut [u8], mask: u64) -> u64 {
+        let mut any = 0;
         let mut chunks = out.chunks_exact_mut(8);
         for c in &mut chunks {
-            c.copy_from_slice(&self.next_u64().to_le_bytes());
+            let word = self.next_u64() & mask;
+            c.copy_from_slice(&word.to_le_bytes());
+            any |= word;
         }
         let rest = chunks.into_remainder();
         if !rest.is_empty() {
             let n = rest.len();
-            rest.copy_from_slice(&self.next_u64().to_le_bytes()[..n]);
+            let word = self.next_u64() & mask & (u64::MAX >> (64 - 8 * n));
+            rest.copy_from_slice(&word.to_le_bytes()[..n]);
+            any |= word;
         }
+        any
     }
 
     /// A uniform integer in `0..n` (Lemire's multiply-shift with rejection), `n > 0`.
