@@ -324,8 +324,7 @@ impl Field {
 
     /// Symbols: `ys[i] += sum_j a[i * xs.len() + j] * xs[j]`, a matrix
     /// product. Encoding or decoding a batch of symbols this way reads each
-    /// input once per group of outputs instead of once per output (GF(2):
-    /// once per batch, through tables of row sums).
+    /// input once per group of outputs instead of once per output.
     ///
     /// # Panics
     /// If `a` is not `ys.len() x xs.len()`, or lengths differ, or are not a

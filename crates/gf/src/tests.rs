@@ -449,10 +449,12 @@ fn sliced_rows_match_row_sums() {
     }
 }
 
-/// Times the three AVX-512 GF(2) products on aligned 1500-byte rows over a
-/// grid of shapes, to place the crossovers in `gf2_matmul`. A measurement,
-/// not a check: `cargo test --release -p ncmesh-gf gf2_product_crossovers
-/// -- --ignored --nocapture`.
+/// Times the GF(2) products on aligned 1500-byte rows over a grid of
+/// shapes, to place the crossovers in `gf2_matmul` and
+/// `SlicedRows::MIN_OUTPUTS`: direct and sliced on AVX-512 with GFNI, M4RM
+/// on AVX2, and the product from a kept sliced form. A measurement, not a
+/// check: `cargo test --release -p ncmesh-gf gf2_product_crossovers --
+/// --ignored --nocapture`.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[test]
 #[ignore]

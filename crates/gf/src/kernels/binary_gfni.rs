@@ -8,7 +8,8 @@
 //! its selected rows. One instruction thus applies 64 coefficients to 64 bytes
 //! where a GF(2^8) product applies one. Rearranging costs about four
 //! instructions per 64 bytes in and out, so a few rows are faster summed
-//! directly by [`direct`].
+//! directly by [`direct`]. Rows multiplied many times are kept rearranged
+//! ([`slice_rows`], [`product_sliced`]; `crate::SlicedRows`).
 
 #[cfg(target_arch = "x86")]
 use std::arch::x86::*;
@@ -257,8 +258,9 @@ pub(crate) unsafe fn product_sliced(a: &[u8], n: usize, sliced: &[Vector], ys: &
     with_scratch(ys.len().div_ceil(8) * groups, |blocks| {
         coefficient_blocks(a, n, blocks);
         // Columns in tiles whose sliced inputs, 512 bytes a block and
-        // group, fill half of L1; each group of outputs covers a tile
-        // before the next starts, so that its coefficients stay in registers.
+        // group, fill a quarter of L1; each group of outputs covers a tile
+        // before the next starts, so that its coefficients stay in
+        // registers and the tile in L1.
         let tile = 64 * (24 / groups).max(1);
         for start in (0..len).step_by(tile) {
             for (outs, cs) in ys.chunks_mut(8).zip(blocks.chunks_exact(groups)) {
@@ -394,15 +396,19 @@ unsafe fn product_block(blocks: &[u64], t: &[Vector], ys: &mut [&mut [u8]], off:
 }
 
 /// Runs `f` on `len` zeroed values, from the stack when they fit: an
-/// allocation costs as much as a tenth of a 16 x 16 product.
+/// allocation costs as much as a tenth of a 16 x 16 product. Only the
+/// values used are zeroed, not the whole stack buffer.
 #[inline(always)]
 fn with_scratch<T: Copy + Zero, R>(len: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
-    let mut stack = [T::ZERO; 64];
-    if len <= stack.len() {
-        f(&mut stack[..len])
-    } else {
-        f(&mut vec![T::ZERO; len])
+    let mut stack = [std::mem::MaybeUninit::<T>::uninit(); 64];
+    if len > stack.len() {
+        return f(&mut vec![T::ZERO; len]);
     }
+    for v in &mut stack[..len] {
+        v.write(T::ZERO);
+    }
+    // SAFETY: the first `len` values were just initialised.
+    f(unsafe { std::slice::from_raw_parts_mut(stack.as_mut_ptr().cast::<T>(), len) })
 }
 
 trait Zero {
