@@ -488,3 +488,57 @@ fn batches_agree_with_symbols_coded_one_at_a_time() {
         }
     }
 }
+
+/// Where a decode of one generation of 16 1500-byte symbols spends its
+/// time, by field: making a decoder, eliminating (a virtual decoder),
+/// copying the payloads in, and the final product with the decoded
+/// symbols' bookkeeping. Each part is the difference of two timings. A
+/// measurement, not a check (docs/benchmarks.md): `cargo test --release -p
+/// ncmesh-codec --test rlnc decode_cost_breakdown -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn decode_cost_breakdown() {
+    use std::time::Instant;
+    let (g, s, runs) = (16, 1500, 100_000);
+    for f in [Field::GF2, Field::GF256] {
+        let mut rng = SplitMix64::new(3);
+        let mut encoder = Encoder::new(f, g, s).unwrap();
+        encoder.set_data(&random_bytes(&mut rng, g * s)).unwrap();
+        let coded: Vec<(Vec<u8>, Vec<u8>)> = (0..g as u64 + 40)
+            .map(|seed| {
+                let (mut c, mut p) = (vec![0; g], vec![0; s]);
+                encoder.encode_seeded(seed, &mut c, &mut p).unwrap();
+                (c, p)
+            })
+            .collect();
+        let time = |work: &dyn Fn()| {
+            let start = Instant::now();
+            for _ in 0..runs {
+                work();
+            }
+            start.elapsed().as_secs_f64() / runs as f64 * 1e9
+        };
+        let fill = |d: &mut Decoder, payloads: bool| {
+            for (c, p) in &coded {
+                if d.is_complete() {
+                    break;
+                }
+                d.consume(c, if payloads { p } else { &[] }).unwrap();
+            }
+        };
+        let new = time(&|| drop(std::hint::black_box(Decoder::new(f, g, s).unwrap())));
+        let eliminate = time(&|| fill(&mut Decoder::new(f, g, 0).unwrap(), false));
+        let consume = time(&|| fill(&mut Decoder::new(f, g, s).unwrap(), true));
+        let decode = time(&|| {
+            let mut d = Decoder::new(f, g, s).unwrap();
+            fill(&mut d, true);
+            std::hint::black_box(d.decoded_symbols().map(|symbols| symbols[0][0]));
+        });
+        println!(
+            "{f:?}: decoder made {new:.0} ns, elimination {:.0} ns, payloads copied {:.0} ns, product and decoded symbols {:.0} ns; whole {decode:.0} ns",
+            eliminate - new,
+            consume - eliminate,
+            decode - consume
+        );
+    }
+}
