@@ -364,7 +364,11 @@ impl Field {
         // A block of a row's bytes is a symbol when q divides 8; with bit
         // planes (q in {3, 5, 6, 7}) it is not, and whole rows are copied.
         let block = if self.symbol_granularity() == 1 { 512 } else { len.max(1) };
-        let mut copy = vec![0u8; n * block.min(len)];
+        // The copy starts a cache line, so that its whole blocks do too:
+        // products are bound by loads, and a load across two lines costs two.
+        let mut buf = vec![0u8; n * block.min(len) + 63];
+        let start = buf.as_ptr().align_offset(64).min(63);
+        let copy = &mut buf[start..];
         for off in (0..len).step_by(block) {
             let end = (off + block).min(len);
             let w = end - off;
