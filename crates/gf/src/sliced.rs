@@ -75,15 +75,18 @@ impl SlicedRows {
         self.len
     }
 
-    /// Replaces the rows from `first` on, which must start a group of 8
-    /// (`first % 8 == 0`), by `xs`: after a whole generation changed, or,
-    /// with the 8 rows of a group, after one of them did.
+    /// Replaces rows `first..first + xs.len()` by `xs`: whole groups of 8,
+    /// or a last group up to the last row. After a whole generation
+    /// changed, or, with the rows of one group, after one of them did.
     ///
     /// # Panics
-    /// If `first` does not start a group, `xs` runs past the last row, or a
-    /// row has another length.
+    /// If the rows are not whole groups (`first` a multiple of 8, and
+    /// `xs.len()` too unless they end at the last row), run past the last
+    /// row, or a row has another length.
     pub fn set_rows(&mut self, xs: &[&[u8]], first: usize) {
-        assert!(first.is_multiple_of(8) && first + xs.len() <= self.rows, "set_rows: rows {first}.. do not fit");
+        let end = first + xs.len();
+        let whole = first.is_multiple_of(8) && (xs.len().is_multiple_of(8) || end == self.rows);
+        assert!(whole && end <= self.rows, "set_rows: rows {first}..{end} are not whole groups of {} rows", self.rows);
         assert!(xs.iter().all(|x| x.len() == self.len), "set_rows: rows differ in length from the form");
         if xs.is_empty() || self.len == 0 {
             return;

@@ -449,6 +449,23 @@ fn sliced_rows_match_row_sums() {
     }
 }
 
+/// A kept form is replaced a whole group of 8 rows at a time, or a last
+/// group up to the last row; anything else would zero the group's other
+/// rows, and is refused.
+#[test]
+fn sliced_rows_are_replaced_in_whole_groups() {
+    let Some(mut form) = SlicedRows::zeroed(13, 64) else { return };
+    let row = [7u8; 64];
+    let rows = [&row[..]; 13];
+    form.set_rows(&rows, 0);
+    form.set_rows(&rows[..8], 0);
+    form.set_rows(&rows[..5], 8);
+    for (count, first) in [(5, 0), (8, 4), (8, 8), (1, 13)] {
+        let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| form.clone().set_rows(&rows[..count], first)));
+        assert!(refused.is_err(), "{count} rows from {first} were taken");
+    }
+}
+
 /// Times the GF(2) products on aligned 1500-byte rows over a grid of
 /// shapes, to place the crossovers in `gf2_matmul` and
 /// `SlicedRows::MIN_OUTPUTS`: direct and sliced on AVX-512 with GFNI, M4RM
