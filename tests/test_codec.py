@@ -146,8 +146,9 @@ def test_bad_input_raises_codec_error_naming_what_was_expected():
 
 def test_payload_work_releases_the_gil():
 
-    def count_while(worker: threading.Thread) -> float:
-        """How fast this thread counts while `worker` runs, per second."""
+    def count_while(work) -> float:
+        """How fast this thread counts while `work` runs in another, per second."""
+        worker = threading.Thread(target=work)
         start = time.perf_counter()
         worker.start()
         ticks = 0
@@ -157,25 +158,23 @@ def test_payload_work_releases_the_gil():
         worker.join()
         return ticks / elapsed
 
-    g, s = 128, 1500
+    # One long call, against one long call of `sorted`, which holds the GIL
+    # throughout: this thread stalls beside a call that holds it, whatever
+    # the machine, and counts beside one that releases it. Many inputs per
+    # output keep the part done with the GIL, making the output bytes, small.
+    g, s = 512, 1500
     enc = Encoder(g, s)
     enc.set_data(bytes(g * s))
-    rows = b"".join(codec.coefficients(i, g) for i in range(2048))
-    worker = threading.Thread(target=lambda: [enc.encode_batch(rows) for _ in range(30)])
-    # With a short switch interval, native calls that held the GIL would
-    # leave this thread a tenth of a millisecond between calls of several:
-    # it counted at 0.2% of its rate beside `sorted` on a large list, and at
-    # about two thirds of it beside these calls. A bare count over a few
-    # milliseconds would hang on the scheduler, and the gaps between calls
-    # alone could satisfy it.
+    rows = b"".join(codec.coefficients(i, g) for i in range(8192))
+    big = list(range(2_000_000, 0, -1))
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-4)
     try:
-        alone = count_while(threading.Thread(target=time.sleep, args=(0.1,)))
-        beside = count_while(worker)
+        native = count_while(lambda: enc.encode_batch(rows))
+        holding = count_while(lambda: sorted(big))
     finally:
         sys.setswitchinterval(interval)
-    assert beside > 0.2 * alone, (beside, alone)
+    assert native > 10 * holding, (native, holding)
 
 
 def test_encode_many_matches_single_encodes():
