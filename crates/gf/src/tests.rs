@@ -351,9 +351,10 @@ fn symbol_matmul_in_place_equals_the_product() {
     }
 }
 
-/// Both AVX-512 GF(2) products, whichever the dispatch would pick, on every
-/// remainder of a group of 8 rows and of a 64-byte block, adding to the
-/// outputs and writing over them, between guard bytes.
+/// Both AVX-512 GF(2) products, whichever the dispatch would pick, and the
+/// product from a kept sliced form, on every remainder of a group of 8 rows
+/// and of a 64-byte block, adding to the outputs and writing over them,
+/// between guard bytes.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[test]
 fn gf2_sliced_and_direct_match_row_sums() {
@@ -393,56 +394,13 @@ fn gf2_sliced_and_direct_match_row_sums() {
                         unsafe { product(&a, &xs, &mut ys, accumulate) };
                         assert!(want == got, "{name} GF(2) product of {m} x {n} rows of {len} bytes, accumulate {accumulate}");
                     }
-                }
-            }
-        }
-    }
-}
-
-/// The kept sliced form against row sums, on the shapes of
-/// `gf2_sliced_and_direct_match_row_sums`, and again after one group of
-/// rows was replaced. Outputs are written over, between guard bytes.
-#[test]
-fn sliced_rows_match_row_sums() {
-    const ROWS: [usize; 9] = [1, 7, 8, 9, 16, 17, 64, 65, 256];
-    const LENGTHS: [usize; 6] = [0, 1, 63, 64, 65, 1500];
-    const GUARD: usize = 64;
-    if SlicedRows::zeroed(1, 1).is_none() {
-        return;
-    }
-    for (s, &m) in ROWS.iter().enumerate() {
-        for (t, &n) in ROWS.iter().enumerate() {
-            for (u, &len) in LENGTHS.iter().enumerate() {
-                if m * n * len > 1 << 22 && len != 65 {
-                    continue;
-                }
-                let seed = (s * 1000 + t * 100 + u) as u64;
-                let mut xs: Vec<Vec<u8>> = (0..n).map(|j| bytes(len, seed + 10 * j as u64)).collect();
-                let a: Vec<u8> = bytes(m * n, seed + 1).iter().map(|c| c | 0xfe).collect();
-                let refs: Vec<&[u8]> = xs.iter().map(Vec::as_slice).collect();
-                let mut form = SlicedRows::new(&refs).unwrap();
-                for round in 0..2 {
-                    if round == 1 {
-                        // Row `n / 2` changes; its group is sliced again.
-                        let (j, first) = (n / 2, n / 2 / 8 * 8);
-                        xs[j] = bytes(len, seed + 7);
-                        let group: Vec<&[u8]> = xs[first..(first + 8).min(n)].iter().map(Vec::as_slice).collect();
-                        form.set_rows(&group, first);
+                    if !accumulate {
+                        let mut got = ybuf.clone();
+                        let mut ys: Vec<&mut [u8]> =
+                            got[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
+                        SlicedRows::new(&xs).expect("GFNI was detected").matmul_into(&a, &mut ys);
+                        assert!(want == got, "GF(2) product of {m} x {n} rows of {len} bytes from a kept form");
                     }
-                    let refs: Vec<&[u8]> = xs.iter().map(Vec::as_slice).collect();
-                    let mut want: Vec<Vec<u8>> = vec![vec![0; len]; m];
-                    let mut want_ys: Vec<&mut [u8]> = want.iter_mut().map(Vec::as_mut_slice).collect();
-                    gf2_product_by_rows(&a, &refs, &mut want_ys);
-                    let ybuf = bytes(m * (len + GUARD) + GUARD, seed + 2);
-                    let mut got = ybuf.clone();
-                    let mut ys: Vec<&mut [u8]> = got[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
-                    form.matmul_into(&a, &mut ys);
-                    for (o, w) in want.iter().enumerate() {
-                        let at = GUARD + o * (len + GUARD);
-                        assert!(got[at..at + len] == w[..], "sliced {m} x {n} rows of {len} bytes, round {round}, output {o}");
-                        assert!(got[at + len..at + len + GUARD] == ybuf[at + len..at + len + GUARD], "sliced {m} x {n}: wrote past a row");
-                    }
-                    assert!(got[..GUARD] == ybuf[..GUARD]);
                 }
             }
         }
@@ -450,19 +408,31 @@ fn sliced_rows_match_row_sums() {
 }
 
 /// A kept form is replaced a whole group of 8 rows at a time, or a last
-/// group up to the last row; anything else would zero the group's other
-/// rows, and is refused.
+/// group up to the last row, and its products then match the new rows;
+/// anything else would zero the group's other rows, and is refused.
 #[test]
 fn sliced_rows_are_replaced_in_whole_groups() {
-    let Some(mut form) = SlicedRows::zeroed(13, 64) else { return };
-    let row = [7u8; 64];
-    let rows = [&row[..]; 13];
-    form.set_rows(&rows, 0);
-    form.set_rows(&rows[..8], 0);
-    form.set_rows(&rows[..5], 8);
-    for (count, first) in [(5, 0), (8, 4), (8, 8), (1, 13)] {
-        let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| form.clone().set_rows(&rows[..count], first)));
-        assert!(refused.is_err(), "{count} rows from {first} were taken");
+    for (n, len) in [(13, 65), (17, 1500), (64, 100)] {
+        let Some(mut form) = SlicedRows::zeroed(n, len) else { return };
+        let mut xs: Vec<Vec<u8>> = (0..n).map(|j| bytes(len, 40 + j as u64)).collect();
+        form.set_rows(&xs.iter().map(Vec::as_slice).collect::<Vec<_>>(), 0);
+        // Rows change in the first group and in the last, which may be part.
+        for (j, first) in [(3, 0), (n - 1, (n - 1) / 8 * 8)] {
+            xs[j] = bytes(len, 90 + j as u64);
+            let group: Vec<&[u8]> = xs[first..n.min(first + 8)].iter().map(Vec::as_slice).collect();
+            form.set_rows(&group, first);
+        }
+        let m = 9;
+        let a: Vec<u8> = bytes(m * n, 5).iter().map(|c| c & 1).collect();
+        let (mut want, mut got) = (vec![vec![0; len]; m], vec![vec![1; len]; m]);
+        let rows: Vec<&[u8]> = xs.iter().map(Vec::as_slice).collect();
+        gf2_product_by_rows(&a, &rows, &mut want.iter_mut().map(Vec::as_mut_slice).collect::<Vec<_>>());
+        form.matmul_into(&a, &mut got.iter_mut().map(Vec::as_mut_slice).collect::<Vec<_>>());
+        assert_eq!(want, got, "{m} x {n} rows of {len} bytes after replacing two groups");
+        for (count, first) in [(5, 0), (8, 4), (n - n / 8 * 8 + 1, n / 8 * 8), (1, n)] {
+            let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| form.clone().set_rows(&rows[..count], first)));
+            assert!(refused.is_err(), "{count} rows from {first} of {n} were taken");
+        }
     }
 }
 

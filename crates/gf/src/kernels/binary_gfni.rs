@@ -255,8 +255,7 @@ pub(crate) unsafe fn product_sliced(a: &[u8], n: usize, sliced: &[Vector], ys: &
         return;
     }
     let groups = n.div_ceil(8);
-    with_scratch(ys.len().div_ceil(8) * groups, |blocks| {
-        coefficient_blocks(a, n, blocks);
+    with_coefficient_blocks(a, n, ys.len(), |blocks| {
         // Columns in tiles whose sliced inputs, 512 bytes a block and
         // group, fill a quarter of L1; each group of outputs covers a tile
         // before the next starts, so that its coefficients stay in
@@ -316,8 +315,7 @@ unsafe fn sliced_from(a: &[u8], inputs: Inputs, ys: &mut [&mut [u8]], accumulate
         return;
     }
     let groups = n.div_ceil(8);
-    with_scratch(ys.len().div_ceil(8) * groups, |blocks| {
-        coefficient_blocks(a, n, blocks);
+    with_coefficient_blocks(a, n, ys.len(), |blocks| {
         with_scratch(groups * 8, |t: &mut [Vector]| {
             for off in (0..len).step_by(64) {
                 let k = (len - off < 64).then(|| mask(len - off));
@@ -420,6 +418,15 @@ impl Zero for u64 {
 impl Zero for __m512i {
     // SAFETY: every bit pattern is a valid vector.
     const ZERO: __m512i = unsafe { std::mem::transmute([0u64; 8]) };
+}
+
+/// Runs `f` on the coefficient blocks of `a`, `m` outputs of `n` inputs.
+#[inline(always)]
+fn with_coefficient_blocks<R>(a: &[u8], n: usize, m: usize, f: impl FnOnce(&[u64]) -> R) -> R {
+    with_scratch(m.div_ceil(8) * n.div_ceil(8), |blocks| {
+        coefficient_blocks(a, n, blocks);
+        f(blocks)
+    })
 }
 
 /// Writes into `blocks` the data operands of the affines: for outputs
