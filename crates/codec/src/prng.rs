@@ -84,6 +84,19 @@ mod tests {
         assert_eq!(r.next_u64(), 9817491932198370423);
     }
 
+    /// The OR `fill_masked` returns is zero exactly when the bytes it wrote
+    /// are, counting only the bytes of a last part word.
+    #[test]
+    fn fill_masked_reports_whether_it_wrote_anything() {
+        for len in 0..=20 {
+            for mask in [0, 1, 0xFF << 40, u64::MAX] {
+                let mut out = vec![0xAA; len];
+                let any = SplitMix64::new(len as u64).fill_masked(&mut out, mask);
+                assert_eq!(any == 0, out.iter().all(|&b| b == 0), "len {len}, mask {mask:#x}");
+            }
+        }
+    }
+
     #[test]
     fn below_stays_in_range_and_covers_it() {
         let mut r = SplitMix64::new(7);

@@ -3,7 +3,7 @@
 //! The fastest GF(2) product on AVX-512 with GFNI first rearranges its
 //! inputs so that one byte holds a bit of 8 rows, then applies 64
 //! coefficients per instruction. For a 16 x 16 product of 1500-byte rows the
-//! rearranging is about a third of the work. An encoder multiplies the same
+//! rearranging is about 40% of the work. An encoder multiplies the same
 //! generation many times, so it keeps the rearranged form and pays for it
 //! once per generation.
 
