@@ -51,14 +51,16 @@ pub struct Decoder {
     /// buffer `received` had (which is then left empty until `reset`).
     decoded: Symbols,
     materialized: Vec<bool>,
-    /// Pivots of rows not yet cleared from the older rows, ascending.
+    /// Pivots of rows not yet cleared from the older rows, ascending; at
+    /// most [`PENDING_ROWS`], and never any over GF(2).
     pending: Vec<usize>,
-    is_pending: Vec<bool>,
     /// Bit j of word j / 64 is set when row j is seen and cleared from the
     /// others: the rows a new one is reduced against in one sum.
     older: Vec<u64>,
     scratch: Vec<u8>,
-    /// The scratch row's coefficients, one a byte, read while it is reduced.
+    /// The scratch row's coefficients, one a byte, read while it is reduced
+    /// (empty over GF(2), which reduces words and needs neither these nor
+    /// `selected`; a decoder per generation then allocates less).
     factors: Vec<u8>,
     /// The pivots whose rows reduce the scratch row.
     selected: Vec<usize>,
@@ -86,6 +88,7 @@ impl Decoder {
         let packing = Packing::new(field);
         let part = packing.bytes(symbols);
         let width = packing.padded(if symbol_bytes > 0 { 2 * part } else { part });
+        let general = if field == Field::GF2 { 0 } else { symbols };
         Ok(Decoder {
             field,
             packing,
@@ -100,12 +103,11 @@ impl Decoder {
             received_coefficients: Vec::with_capacity(symbols * symbols),
             decoded: Symbols::with_capacity(symbol_bytes, 0),
             materialized: vec![false; symbols],
-            pending: Vec::with_capacity(PENDING_ROWS),
-            is_pending: vec![false; symbols],
+            pending: Vec::with_capacity(PENDING_ROWS.min(general)),
             older: vec![0; symbols.div_ceil(64)],
             scratch: vec![0; width],
-            factors: vec![0; symbols],
-            selected: vec![0; symbols],
+            factors: vec![0; general],
+            selected: vec![0; general],
             sliced: None,
             sliced_is_current: false,
         })
@@ -128,7 +130,6 @@ impl Decoder {
         self.received_coefficients.clear();
         self.materialized.fill(false);
         self.pending.clear();
-        self.is_pending.fill(false);
         self.older.fill(0);
         self.sliced_is_current = false;
     }
@@ -166,7 +167,7 @@ impl Decoder {
             return true; // a full-rank reduced echelon form is the identity
         }
         let (k, row) = (self.packing, self.coefficients(index));
-        if self.is_pending[index] || self.pending.iter().all(|&p| k.get(row, p) == 0) {
+        if self.is_pending(index) || self.pending.iter().all(|&p| k.get(row, p) == 0) {
             return k.is_unit_except(row, index);
         }
         let mut cleared = row.to_vec();
@@ -217,6 +218,10 @@ impl Decoder {
             self.packing.unpack(self.coefficients(index), &mut row);
             row
         })
+    }
+
+    fn is_pending(&self, i: usize) -> bool {
+        self.pending.binary_search(&i).is_ok()
     }
 
     fn row(&self, i: usize) -> &[u8] {
@@ -387,7 +392,6 @@ impl Decoder {
         self.rows[p * w..(p + 1) * w].copy_from_slice(&self.scratch);
         self.received.push(payload);
         self.pivot[p] = true;
-        self.is_pending[p] = true;
         let at = self.pending.partition_point(|&q| q < p);
         self.pending.insert(at, p);
         self.rank += 1;
@@ -466,7 +470,6 @@ impl Decoder {
         let inputs: Vec<&[u8]> = waiting.chunks_exact(used).collect();
         k.matmul(&factors, &inputs, &mut outputs);
         for &p in &self.pending {
-            self.is_pending[p] = false;
             self.older[p / 64] |= 1 << (p % 64);
         }
         self.pending.clear();
