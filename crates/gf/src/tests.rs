@@ -354,7 +354,8 @@ fn symbol_matmul_in_place_equals_the_product() {
 /// Both AVX-512 GF(2) products, whichever the dispatch would pick, and the
 /// product from a kept sliced form, on every remainder of a group of 8 rows
 /// and of a 64-byte block, adding to the outputs and writing over them,
-/// between guard bytes.
+/// between guard bytes. Outputs come in order, reversed (a negative
+/// stride) and rotated (no stride), which the products address differently.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[test]
 fn gf2_sliced_and_direct_match_row_sums() {
@@ -378,10 +379,16 @@ fn gf2_sliced_and_direct_match_row_sums() {
                 let xs: Vec<&[u8]> = xbuf[GUARD..].chunks_exact(len + GUARD).map(|c| &c[..len]).collect();
                 let a: Vec<u8> = bytes(m * n, seed + 1).iter().map(|c| c | 0xfe).collect();
                 let ybuf = bytes(m * (len + GUARD) + GUARD, seed + 2);
-                for accumulate in [true, false] {
+                let order = |ys: &mut Vec<&mut [u8]>, o: usize| match o {
+                    0 => {}
+                    1 => ys.reverse(),
+                    _ => ys.rotate_left(1),
+                };
+                for (accumulate, o) in [(true, 0), (false, 0), (false, 1), (true, 2), (false, 2)] {
                     let mut want = ybuf.clone();
                     let mut want_ys: Vec<&mut [u8]> =
                         want[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
+                    order(&mut want_ys, o);
                     if !accumulate {
                         want_ys.iter_mut().for_each(|y| y.fill(0));
                     }
@@ -390,16 +397,21 @@ fn gf2_sliced_and_direct_match_row_sums() {
                         let mut got = ybuf.clone();
                         let mut ys: Vec<&mut [u8]> =
                             got[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
+                        order(&mut ys, o);
                         // SAFETY: GFNI with AVX-512BW was detected, and the shapes agree.
                         unsafe { product(&a, &xs, &mut ys, accumulate) };
-                        assert!(want == got, "{name} GF(2) product of {m} x {n} rows of {len} bytes, accumulate {accumulate}");
+                        assert!(
+                            want == got,
+                            "{name} GF(2) product of {m} x {n} rows of {len} bytes, accumulate {accumulate}, order {o}"
+                        );
                     }
                     if !accumulate {
                         let mut got = ybuf.clone();
                         let mut ys: Vec<&mut [u8]> =
                             got[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
+                        order(&mut ys, o);
                         SlicedRows::new(&xs).expect("GFNI was detected").matmul_into(&a, &mut ys);
-                        assert!(want == got, "GF(2) product of {m} x {n} rows of {len} bytes from a kept form");
+                        assert!(want == got, "GF(2) product of {m} x {n} rows of {len} bytes from a kept form, order {o}");
                     }
                 }
             }

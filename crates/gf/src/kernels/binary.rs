@@ -192,9 +192,11 @@ pub(crate) fn gf2_in_place_without_copy(k: &Kernels, n: usize) -> bool {
 
 /// Whether the bit-sliced product beats the direct one for `n` inputs and
 /// `m` outputs: the measured crossovers on 1500-byte rows that start cache
-/// lines (docs/benchmarks.md). M4RM was nowhere faster than both.
+/// lines (docs/benchmarks.md). Up to 16 inputs the slices stay in
+/// registers, and 8 outputs pay for slicing; from 17 to 64 inputs it
+/// takes 16. M4RM was nowhere faster than both.
 fn slicing_pays(n: usize, m: usize) -> bool {
-    m >= 16 && n >= 16 || m >= 32 && n >= 8
+    n >= 8 && (m >= 16 || m >= 8 && (n <= 16 || n >= 128))
 }
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]

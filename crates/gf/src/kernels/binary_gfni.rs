@@ -256,18 +256,26 @@ pub(crate) unsafe fn product_sliced(a: &[u8], n: usize, sliced: &[Vector], ys: &
     }
     let groups = n.div_ceil(8);
     with_coefficient_blocks(a, n, ys.len(), |blocks| {
-        // Columns in tiles whose sliced inputs, 512 bytes a block and
-        // group, fill a quarter of L1; each group of outputs covers a tile
-        // before the next starts, so that its coefficients stay in
-        // registers and the tile in L1.
-        let tile = 64 * (24 / groups).max(1);
-        for start in (0..len).step_by(tile) {
-            for (outs, cs) in ys.chunks_mut(8).zip(blocks.chunks_exact(groups)) {
-                for off in (start..len.min(start + tile)).step_by(64) {
-                    let k = (len - off < 64).then(|| mask(len - off));
-                    let t = &sliced[off / 64 * groups * 8..][..groups * 8];
-                    // SAFETY: as the caller promises.
-                    unsafe { product_block(cs, t, outs, off, k, false) };
+        // SAFETY: as the caller promises.
+        unsafe {
+            match groups {
+                1 => in_registers::<1, false>(blocks, Kept(sliced), ys, len),
+                2 => in_registers::<2, false>(blocks, Kept(sliced), ys, len),
+                _ => {
+                    // Columns in tiles whose sliced inputs, 512 bytes a block
+                    // and group, fill a quarter of L1; each group of outputs
+                    // covers a tile before the next starts, so that its
+                    // coefficients stay in registers and the tile in L1.
+                    let tile = 64 * (24 / groups).max(1);
+                    for start in (0..len).step_by(tile) {
+                        for (outs, cs) in ys.chunks_mut(8).zip(blocks.chunks_exact(groups)) {
+                            for off in (start..len.min(start + tile)).step_by(64) {
+                                let k = (len - off < 64).then(|| mask(len - off));
+                                let t = &sliced[off / 64 * groups * 8..][..groups * 8];
+                                product_block(cs, t, outs, off, k, false);
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -316,20 +324,294 @@ unsafe fn sliced_from(a: &[u8], inputs: Inputs, ys: &mut [&mut [u8]], accumulate
     }
     let groups = n.div_ceil(8);
     with_coefficient_blocks(a, n, ys.len(), |blocks| {
-        with_scratch(groups * 8, |t: &mut [Vector]| {
-            for off in (0..len).step_by(64) {
-                let k = (len - off < 64).then(|| mask(len - off));
-                // SAFETY: the caller keeps the columns within the rows.
-                unsafe {
-                    match inputs {
-                        Inputs::Rows(xs) => slice_columns(xs, off, k, t),
-                        Inputs::Outputs => slice_columns(ys, off, k, t),
-                    }
-                    product_block(blocks, t, ys, off, k, accumulate);
-                }
+        // SAFETY: as the caller promises.
+        unsafe {
+            match (groups, accumulate) {
+                (1, false) => in_registers::<1, false>(blocks, Slicing::<1>::new(inputs, ys), ys, len),
+                (1, true) => in_registers::<1, true>(blocks, Slicing::<1>::new(inputs, ys), ys, len),
+                (2, false) => in_registers::<2, false>(blocks, Slicing::<2>::new(inputs, ys), ys, len),
+                (2, true) => in_registers::<2, true>(blocks, Slicing::<2>::new(inputs, ys), ys, len),
+                _ => with_scratch(groups * 8, |t: &mut [Vector]| {
+                    for_blocks(0, len, |off, k| {
+                        match inputs {
+                            Inputs::Rows(xs) => slice_columns(xs, off, k, t),
+                            Inputs::Outputs => slice_columns(ys, off, k, t),
+                        }
+                        product_block(blocks, t, ys, off, k, accumulate);
+                    })
+                }),
             }
-        });
+        }
     });
+}
+
+/// Where [`in_registers`] gets each block of its `G` sliced input groups.
+/// A type, not a value tested per block: the loop then holds nothing but
+/// what its source needs. A value reloaded from memory every block can
+/// share its address's low 12 bits with an output just stored, and the
+/// load then waits for that store (4K aliasing): with the stack placed
+/// unluckily, that tripled the time of a product.
+trait SlicedBlocks<const G: usize>: Copy {
+    type Block: std::borrow::Borrow<[[__m512i; 8]; G]>;
+
+    /// The sliced columns `off..off + 64` (those `k` selects).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F, AVX-512BW and GFNI, as every caller
+    /// does; the columns lie within the rows.
+    unsafe fn block(self, off: usize, k: Option<__mmask64>) -> Self::Block;
+}
+
+/// Rows kept sliced, as [`slice_rows`] writes them.
+#[derive(Clone, Copy)]
+struct Kept<'a>(&'a [Vector]);
+
+impl<const G: usize> SlicedBlocks<G> for Kept<'_> {
+    type Block = [[__m512i; 8]; G];
+
+    #[inline(always)]
+    unsafe fn block(self, off: usize, _: Option<__mmask64>) -> Self::Block {
+        let (groups, _) = self.0[off / 64 * G * 8..].as_chunks::<8>();
+        <[[__m512i; 8]; G]>::try_from(&groups[..G]).expect("a block of every group")
+    }
+}
+
+/// Rows sliced as they are read: row `8g + j` at place `7 - j` of group
+/// `g`, as in `slice_columns`, null where the last group is short. Taken
+/// as pointers before any output is written: in place, inputs and outputs
+/// are the same rows.
+#[derive(Clone, Copy)]
+struct Slicing<const G: usize>([[*const u8; 8]; G]);
+
+impl<const G: usize> Slicing<G> {
+    fn new(inputs: Inputs, ys: &[&mut [u8]]) -> Slicing<G> {
+        // In place, the rows are read through pointers made from their
+        // addresses, as they are written (see `Strided::of`).
+        let row = |r: usize| match inputs {
+            Inputs::Rows(xs) => xs.get(r).map_or(std::ptr::null(), |x| x.as_ptr()),
+            Inputs::Outputs => ys.get(r).map_or(std::ptr::null(), |y| std::ptr::with_exposed_provenance(y.as_ptr().addr())),
+        };
+        Slicing(std::array::from_fn(|g| std::array::from_fn(|p| row(8 * g + 7 - p))))
+    }
+}
+
+impl<const G: usize> SlicedBlocks<G> for Slicing<G> {
+    type Block = [[__m512i; 8]; G];
+
+    #[inline(always)]
+    unsafe fn block(self, off: usize, k: Option<__mmask64>) -> Self::Block {
+        // SAFETY: as the caller promises. Loops, not closures: a closure
+        // does not take the caller's target features, and so would not
+        // inline the vector helpers.
+        unsafe {
+            let zero = _mm512_setzero_si512();
+            let mut t = [[zero; 8]; G];
+            for (t, rows) in t.iter_mut().zip(&self.0) {
+                // A whole group, as all but a last one are, loads with one test.
+                let mut group = [zero; 8];
+                for (v, &p) in group.iter_mut().zip(rows) {
+                    if rows[0].is_null() && p.is_null() {
+                        continue;
+                    }
+                    *v = load(k, p.add(off));
+                }
+                *t = slice_group(group);
+            }
+            t
+        }
+    }
+}
+
+/// The product for `G <= 2` input groups, whose sliced block fits in
+/// registers beside the sums: it is sliced or loaded once per block for
+/// every group of outputs and never stored, and the per-block bookkeeping
+/// of the general loops (about as costly as the vector work at 16 rows)
+/// is done once.
+///
+/// # Safety
+/// As for [`product_block`]; `blocks` are the coefficient blocks of `G`
+/// input groups.
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+unsafe fn in_registers<const G: usize, const ACCUMULATE: bool>(
+    blocks: &[u64],
+    inputs: impl SlicedBlocks<G>,
+    ys: &mut [&mut [u8]],
+    len: usize,
+) {
+    // SAFETY: as the caller promises.
+    unsafe {
+        match (ys.len().div_ceil(8), Strided::of(ys)) {
+            (1, Some(rows)) => in_registers_for::<G, ACCUMULATE, 1>(blocks, inputs, rows, len),
+            (2, Some(rows)) => in_registers_for::<G, ACCUMULATE, 2>(blocks, inputs, rows, len),
+            _ => in_registers_for::<G, ACCUMULATE, 0>(blocks, inputs, Listed(ys.as_ptr(), ys.len()), len),
+        }
+    }
+}
+
+/// [`in_registers`] for `O` groups of outputs, or any number if `O` is 0.
+/// With `O` known, the coefficients are read once, before the loop, and
+/// stay in registers: reloaded every block, as from the stack, they could
+/// wait on the outputs stored just before (see [`SlicedBlocks`]).
+#[inline(always)]
+unsafe fn in_registers_for<const G: usize, const ACCUMULATE: bool, const O: usize>(
+    blocks: &[u64],
+    inputs: impl SlicedBlocks<G>,
+    ys: impl OutputRows,
+    len: usize,
+) {
+    let few: [[u64; G]; O] = std::array::from_fn(|o| std::array::from_fn(|g| blocks[o * G + g]));
+    let whole = len - len % 64;
+    // SAFETY: every block lies within the rows; as the caller promises.
+    unsafe {
+        for off in (0..whole).step_by(64) {
+            block_of::<G, ACCUMULATE, O>(blocks, &few, inputs, ys, off, None);
+        }
+        if whole < len {
+            block_of::<G, ACCUMULATE, O>(blocks, &few, inputs, ys, whole, Some(mask(len - whole)));
+        }
+    }
+}
+
+/// One block of [`in_registers_for`]: a function, not a closure, which
+/// would not take the caller's target features.
+#[inline(always)]
+unsafe fn block_of<const G: usize, const ACCUMULATE: bool, const O: usize>(
+    blocks: &[u64],
+    few: &[[u64; G]; O],
+    inputs: impl SlicedBlocks<G>,
+    ys: impl OutputRows,
+    off: usize,
+    k: Option<__mmask64>,
+) {
+    // SAFETY: as the caller promises.
+    unsafe {
+        let t = inputs.block(off, k);
+        let t = std::borrow::Borrow::borrow(&t);
+        if O > 0 {
+            // Written out, not looped: each group's coefficients are then
+            // values, which stay in registers, not entries of an array.
+            write_sums::<ACCUMULATE>(ys, 0, off, k, group_sums(&few[0], t));
+            if O == 2 {
+                write_sums::<ACCUMULATE>(ys, 8, off, k, group_sums(&few[O - 1], t));
+            }
+        } else {
+            for (o, cs) in blocks.chunks_exact(G).enumerate() {
+                write_sums::<ACCUMULATE>(ys, 8 * o, off, k, group_sums(cs, t));
+            }
+        }
+    }
+}
+
+/// Where the outputs of [`in_registers`] start.
+trait OutputRows: Copy {
+    fn rows(self) -> usize;
+
+    /// # Safety
+    /// `i < self.rows()`.
+    unsafe fn row(self, i: usize) -> *mut u8;
+}
+
+/// Rows each a fixed number of bytes after the one before, as the chunks
+/// of one buffer are: found by arithmetic, so that no pointer is loaded in
+/// the loop (see [`SlicedBlocks`]).
+#[derive(Clone, Copy)]
+struct Strided {
+    first: usize,
+    stride: usize,
+    rows: usize,
+}
+
+impl Strided {
+    /// `ys` as strided rows, if they are. Every row's address is exposed
+    /// either way: the products reach the outputs, and in place the
+    /// inputs, only through pointers made from addresses.
+    fn of(ys: &mut [&mut [u8]]) -> Option<Strided> {
+        let (first, second) = match ys {
+            [] => return None,
+            [y] => (y.as_mut_ptr().expose_provenance(), 0),
+            [y, z, ..] => (y.as_mut_ptr().expose_provenance(), z.as_mut_ptr().expose_provenance()),
+        };
+        let stride = second.wrapping_sub(first);
+        let mut strided = true;
+        for (i, y) in ys.iter_mut().enumerate() {
+            strided &= y.as_mut_ptr().expose_provenance() == first.wrapping_add(i.wrapping_mul(stride));
+        }
+        strided.then_some(Strided { first, stride, rows: ys.len() })
+    }
+}
+
+impl OutputRows for Strided {
+    fn rows(self) -> usize {
+        self.rows
+    }
+
+    #[inline(always)]
+    unsafe fn row(self, i: usize) -> *mut u8 {
+        std::ptr::with_exposed_provenance_mut(self.first.wrapping_add(i.wrapping_mul(self.stride)))
+    }
+}
+
+/// Rows anywhere, through a list of them.
+#[derive(Clone, Copy)]
+struct Listed<'a>(*const &'a mut [u8], usize);
+
+impl OutputRows for Listed<'_> {
+    fn rows(self) -> usize {
+        self.1
+    }
+
+    #[inline(always)]
+    unsafe fn row(self, i: usize) -> *mut u8 {
+        // SAFETY: as the caller promises; the list outlives the product,
+        // and `Strided::of` exposed the row.
+        std::ptr::with_exposed_provenance_mut(unsafe { (*self.0.add(i)).as_ptr() }.addr())
+    }
+}
+
+/// The sums of up to 8 outputs in one block, unsliced, from the sliced
+/// block of every input group and the outputs' coefficient blocks `cs`.
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+#[inline]
+fn group_sums<const G: usize>(cs: &[u64], t: &[[__m512i; 8]; G]) -> [__m512i; 8] {
+    let mut acc = [_mm512_setzero_si512(); 8];
+    for (&c, t) in cs.iter().zip(t) {
+        let c = _mm512_set1_epi64(c as i64);
+        for (s, &t) in acc.iter_mut().zip(t) {
+            *s = _mm512_xor_si512(*s, affine(c, t));
+        }
+    }
+    unslice(acc)
+}
+
+/// Writes, or with `ACCUMULATE` adds, `sums` to the columns `off..off + 64`
+/// (those `k` selects) of outputs `first..first + 8` that exist; a whole
+/// group with no test per output.
+#[inline(always)]
+unsafe fn write_sums<const ACCUMULATE: bool>(ys: impl OutputRows, first: usize, off: usize, k: Option<__mmask64>, sums: [__m512i; 8]) {
+    let count = ys.rows().saturating_sub(first).min(8);
+    // SAFETY: the caller has the features and keeps the columns within the rows.
+    unsafe {
+        if count == 8 {
+            for (i, r) in sums.into_iter().enumerate() {
+                write_sum::<ACCUMULATE>(ys.row(first + i), off, k, r);
+            }
+        } else {
+            for (i, r) in sums.into_iter().enumerate().take(count) {
+                write_sum::<ACCUMULATE>(ys.row(first + i), off, k, r);
+            }
+        }
+    }
+}
+
+/// Writes `r` to the columns `off..off + 64` (those `k` selects) of the
+/// row at `y`, or adds it to them.
+#[inline(always)]
+unsafe fn write_sum<const ACCUMULATE: bool>(y: *mut u8, off: usize, k: Option<__mmask64>, r: __m512i) {
+    // SAFETY: the caller has the features and keeps the columns within the row.
+    unsafe {
+        let p = y.add(off);
+        store(k, p, if ACCUMULATE { _mm512_xor_si512(load(k, p), r) } else { r });
+    }
 }
 
 /// Slices the columns `off..off + 64` (those `k` selects) of every group of
