@@ -388,7 +388,7 @@ fn a_reset_decoder_decodes_the_next_generation() {
 }
 
 /// A fresh decoder decodes its first generation in place, over the payloads
-/// it received (at g = 16 only over GF(2), where that needs no copy); once
+/// it received (below g = 32 only over GF(2), where that needs no copy); once
 /// reset it keeps a buffer of its own for decoded symbols. Both hold the
 /// right symbols, for every block of columns and every field.
 #[test]
@@ -396,7 +396,7 @@ fn decoding_in_place_then_reusing_the_decoder() {
     let mut rng = SplitMix64::new(31);
     for q in 1..=8 {
         let f = field(q);
-        for g in [16, 32, 65] {
+        for g in [9, 16, 32, 65] {
             // Three blocks of columns, and whole bit planes for every q.
             let s = 1260;
             let mut decoder = Decoder::new(f, g, s).unwrap();

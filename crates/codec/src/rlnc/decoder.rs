@@ -96,18 +96,18 @@ impl Decoder {
             symbol_bytes,
             part,
             width,
-            rows: vec![0; symbols * width],
-            pivot: vec![false; symbols],
+            rows: zeroed(symbols * width),
+            pivot: zeroed(symbols),
             rank: 0,
             received: Symbols::with_capacity(symbol_bytes, symbols),
             received_coefficients: Vec::with_capacity(symbols * symbols),
             decoded: Symbols::with_capacity(symbol_bytes, 0),
-            materialized: vec![false; symbols],
+            materialized: zeroed(symbols),
             pending: Vec::with_capacity(PENDING_ROWS.min(general)),
-            older: vec![0; symbols.div_ceil(64)],
-            scratch: vec![0; width],
-            factors: vec![0; general],
-            selected: vec![0; general],
+            older: zeroed(symbols.div_ceil(64)),
+            scratch: zeroed(width),
+            factors: zeroed(general),
+            selected: zeroed(general),
             sliced: None,
             sliced_is_current: false,
         })
@@ -276,8 +276,8 @@ impl Decoder {
         }
         // Rows of few weights (systematic symbols have one) are summed
         // directly, skipping zeros; the dense rest go through one product.
-        let mut dense = vec![false; g];
-        let mut weights = vec![0; g * r];
+        let mut dense: Vec<bool> = zeroed(g);
+        let mut weights: Vec<u8> = zeroed(g * r);
         let mut rows = 0;
         for (i, is_dense) in dense.iter_mut().enumerate() {
             if self.materialized[i] || !self.is_symbol_decoded(i) {
@@ -409,30 +409,36 @@ impl Decoder {
     /// the new pivot from every row at once costs less than batching it
     /// through a product, so no row is ever pending.
     fn insert_binary(&mut self, payload: &[u8]) -> Received {
-        let (g, w, used) = (self.symbols, self.width, self.used(self.rank + 1));
-        // The row is written a word at a time, as it is read: a word loaded
-        // from bytes stored one by one would wait for all of them.
-        self.scratch.fill(0);
+        let (g, w) = (self.symbols, self.width);
         let arrived = &self.received_coefficients[self.rank * g..];
-        for (k, elements) in arrived.chunks(64).enumerate() {
-            set_word(&mut self.scratch, k, nonzero_bits(elements));
-        }
-        if self.symbol_bytes > 0 {
-            let bit = 8 * self.part + self.rank;
-            let word = word_at(&self.scratch, bit / 64) | 1 << (bit % 64);
-            set_word(&mut self.scratch, bit / 64, word);
-        }
-        let reduce = match used / 8 {
-            1 => reduce_binary::<1>,
-            2 => reduce_binary::<2>,
-            8 => reduce_binary::<8>,
-            _ => reduce_binary::<0>,
+        let weight = (self.symbol_bytes > 0).then_some(8 * self.part + self.rank);
+        let pivot = match w / 8 {
+            1 => insert_words::<1>(&mut self.rows, &self.older, g, arrived, weight),
+            2 => insert_words::<2>(&mut self.rows, &self.older, g, arrived, weight),
+            _ => {
+                // The row is written a word at a time, as it is read: a word
+                // loaded from bytes stored one by one would wait for all of them.
+                self.scratch.fill(0);
+                for (k, elements) in arrived.chunks(64).enumerate() {
+                    set_word(&mut self.scratch, k, nonzero_bits(elements));
+                }
+                if let Some(bit) = weight {
+                    let word = word_at(&self.scratch, bit / 64) | 1 << (bit % 64);
+                    set_word(&mut self.scratch, bit / 64, word);
+                }
+                let used = self.used(self.rank + 1);
+                let reduce = if used == 64 { reduce_binary::<8> } else { reduce_binary::<0> };
+                let p = reduce(&mut self.rows, w, &self.older, &mut self.scratch[..used], g);
+                if let Some(p) = p {
+                    self.rows[p * w..(p + 1) * w].copy_from_slice(&self.scratch);
+                }
+                p
+            }
         };
-        let Some(p) = reduce(&mut self.rows, w, &self.older, &mut self.scratch[..used], g) else {
+        let Some(p) = pivot else {
             self.received_coefficients.truncate(self.rank * g);
             return Received::NotInnovative;
         };
-        self.rows[p * w..(p + 1) * w].copy_from_slice(&self.scratch);
         self.received.push(payload);
         self.pivot[p] = true;
         self.older[p / 64] |= 1 << (p % 64);
@@ -549,6 +555,18 @@ impl Decoder {
     }
 }
 
+/// `len` zeros, allocated as any other vector is: `vec![0; len]` asks
+/// glibc for zeroed memory, which it serves past its thread cache, while
+/// frees go into that cache. Each decoder made and dropped would then
+/// overflow the cache into the fast bins, and glibc consolidates those
+/// whenever a large block (a generation's payloads) is freed: about a
+/// tenth of a 16-symbol GF(2) decode.
+fn zeroed<T: Default + Clone>(len: usize) -> Vec<T> {
+    let mut v = Vec::with_capacity(len);
+    v.resize(len, T::default());
+    v
+}
+
 /// Bit b set where `bytes[b]` is non-zero, for up to 64 bytes, eight at a
 /// time: the top bit of each byte of `x | (x & 0x7f..) + 0x7f..` is set
 /// exactly when the byte is non-zero, and one multiplication gathers them.
@@ -566,6 +584,55 @@ fn nonzero_bits(bytes: &[u8]) -> u64 {
     let mut last = [0u8; 8];
     last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
     bits | eight(u64::from_le_bytes(last)) << (8 * (bytes.len() / 8) % 64)
+}
+
+/// Inserts into GF(2) rows of `N` words, held in registers meanwhile, the
+/// row of coefficients `arrived` (one a byte) and, if given, the weight bit
+/// `weight`: reduces it, and if anything is left, clears its pivot from
+/// every row, stores it as the row of that pivot and returns the pivot.
+/// Each row with a pivot is zero at every other pivot column, so the new
+/// row's own bits at the pivots select all the rows that reduce it; and
+/// rows without a pivot are never read, so the pivot is cleared from every
+/// row in one pass with a mask, which vectorizes, rather than from the
+/// rows with a pivot alone.
+fn insert_words<const N: usize>(rows: &mut [u8], older: &[u64], symbols: usize, arrived: &[u8], weight: Option<usize>) -> Option<usize> {
+    let mut new = [0u64; N];
+    for (word, elements) in new.iter_mut().zip(arrived.chunks(64)) {
+        *word = nonzero_bits(elements);
+    }
+    if let Some(bit) = weight {
+        new[bit / 64] |= 1 << (bit % 64);
+    }
+    // Only the rows selected are loaded: a mask over every row becomes,
+    // in the compiler's hands, a branch per row that mispredicts half the time.
+    let mut row = new;
+    for (k, &seen) in older.iter().enumerate() {
+        let mut bits = new[k] & seen;
+        while bits != 0 {
+            let old = &rows[(64 * k + bits.trailing_zeros() as usize) * 8 * N..];
+            row.iter_mut().enumerate().for_each(|(w, r)| *r ^= word_at(old, w));
+            bits &= bits - 1;
+        }
+    }
+    let coefficients = |k: usize| match symbols.saturating_sub(64 * k) {
+        0 => 0,
+        n if n >= 64 => !0,
+        n => (1u64 << n) - 1,
+    };
+    let p = (0..N).find_map(|k| {
+        let left = row[k] & coefficients(k);
+        (left != 0).then(|| 64 * k + left.trailing_zeros() as usize)
+    })?;
+    for old in rows.chunks_exact_mut(8 * N) {
+        let has_pivot = (word_at(old, p / 64) >> (p % 64) & 1).wrapping_neg();
+        for (k, &r) in row.iter().enumerate() {
+            set_word(old, k, word_at(old, k) ^ (r & has_pivot));
+        }
+    }
+    for (k, &r) in row.iter().enumerate() {
+        set_word(&mut rows[p * 8 * N..], k, r);
+    }
+    Some(p)
 }
 
 /// Reduces the GF(2) row `scratch` against the rows `older` marks and, if

@@ -1,115 +1,130 @@
 //! Symbol storage aligned to cache lines.
 
-/// One cache line. Storing symbols as whole lines aligns each to 64 bytes.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct Line([u8; LINE]);
-
+/// One cache line: every symbol starts one.
 const LINE: usize = 64;
 
-/// A list of symbols of one size, each starting a cache line.
+/// A list of up to `capacity` symbols of one size, each starting a cache line.
 ///
 /// At their natural stride most 1500-byte symbols start mid-line, and then
 /// every 64-byte vector load straddles two lines. L1 serves one line per
 /// load, so the products, which are bound by loads, would run at about
 /// two-thirds of the speed they reach on aligned rows.
-#[derive(Clone)]
+///
+/// The buffer is a plain allocation aligned by hand rather than one of
+/// 64-byte alignment: the allocator serves those by splitting a larger
+/// block, and the small pieces it frees cost a consolidation pass at the
+/// next large allocation, which a decoder per generation makes every time.
 pub(crate) struct Symbols {
-    lines: Vec<Line>,
+    /// Initialised up to `start + len * stride`: the bytes before `start`
+    /// are zero, and symbol `i` is at `start + i * stride`.
+    buffer: Vec<u8>,
+    /// The first cache-line boundary in `buffer`.
+    start: usize,
+    len: usize,
+    capacity: usize,
     symbol_bytes: usize,
-    /// Lines per symbol.
+    /// Bytes from one symbol to the next: the symbol size in whole lines.
     stride: usize,
 }
 
 impl Symbols {
     /// Room for `capacity` symbols of `symbol_bytes` bytes, holding none.
     pub(crate) fn with_capacity(symbol_bytes: usize, capacity: usize) -> Symbols {
-        let stride = symbol_bytes.div_ceil(LINE);
-        Symbols { lines: Vec::with_capacity(capacity * stride), symbol_bytes, stride }
+        let stride = symbol_bytes.next_multiple_of(LINE);
+        let room = capacity * stride;
+        let mut buffer = Vec::<u8>::with_capacity(if room == 0 { 0 } else { room + LINE - 1 });
+        let start = if room == 0 { 0 } else { buffer.as_ptr().align_offset(LINE) };
+        buffer.resize(start, 0);
+        Symbols { buffer, start, len: 0, capacity, symbol_bytes, stride }
     }
 
-    /// `count` zero symbols.
+    /// `count` zero symbols (none if symbols have no bytes, which are not
+    /// stored, as `push` does not store them).
     pub(crate) fn zeroed(symbol_bytes: usize, count: usize) -> Symbols {
         let mut symbols = Symbols::with_capacity(symbol_bytes, count);
-        symbols.lines.resize(count * symbols.stride, Line([0; LINE]));
+        if symbols.stride > 0 {
+            symbols.buffer.resize(symbols.start + count * symbols.stride, 0);
+            symbols.len = count;
+        }
         symbols
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.lines.len().checked_div(self.stride).unwrap_or(0)
+        self.len
     }
 
-    /// How many symbols fit without reallocating.
+    /// How many symbols fit.
     pub(crate) fn capacity(&self) -> usize {
-        self.lines.capacity().checked_div(self.stride).unwrap_or(0)
+        self.capacity
     }
 
     pub(crate) fn clear(&mut self) {
-        self.lines.clear();
+        self.buffer.truncate(self.start);
+        self.len = 0;
     }
 
     /// Appends a copy of `symbol`, which has the symbol size.
     pub(crate) fn push(&mut self, symbol: &[u8]) {
         assert_eq!(symbol.len(), self.symbol_bytes, "a symbol of another size");
+        assert!(self.len < self.capacity, "more symbols than the capacity");
         if self.stride == 0 {
             return;
         }
-        // Written once, in place: zeroing the new lines first would write
+        // Written once, in place: zeroing the new line first would write
         // the symbol's bytes twice.
-        self.lines.reserve(self.stride);
-        let (at, room) = (self.lines.len(), self.stride * LINE);
-        // SAFETY: `reserve` made room for `stride` more lines past `at`, so
-        // the `room` bytes from there are in the allocation; the copy and
-        // the zero fill initialise all of them, as `set_len` requires.
+        let at = self.buffer.len();
+        // SAFETY: the buffer was allocated with room for `capacity` symbols
+        // past `start`, and `len < capacity`, so the `stride` bytes from
+        // `at` are in the allocation; the copy and the zero fill initialise
+        // all of them, as `set_len` requires.
         unsafe {
-            let start = self.lines.as_mut_ptr().add(at).cast::<u8>();
-            std::ptr::copy_nonoverlapping(symbol.as_ptr(), start, self.symbol_bytes);
-            start.add(self.symbol_bytes).write_bytes(0, room - self.symbol_bytes);
-            self.lines.set_len(at + self.stride);
+            let to = self.buffer.as_mut_ptr().add(at);
+            std::ptr::copy_nonoverlapping(symbol.as_ptr(), to, self.symbol_bytes);
+            to.add(self.symbol_bytes).write_bytes(0, self.stride - self.symbol_bytes);
+            self.buffer.set_len(at + self.stride);
         }
+        self.len += 1;
     }
 
+    /// Symbol `i`; any `i` if the symbols are empty.
     pub(crate) fn get(&self, i: usize) -> &[u8] {
-        &self.bytes()[i * self.stride * LINE..][..self.symbol_bytes]
+        &self.buffer[self.start + i * self.stride..][..self.symbol_bytes]
     }
 
     pub(crate) fn get_mut(&mut self, i: usize) -> &mut [u8] {
-        let (stride, size) = (self.stride, self.symbol_bytes);
-        &mut self.bytes_mut()[i * stride * LINE..][..size]
+        &mut self.buffer[self.start + i * self.stride..][..self.symbol_bytes]
     }
 
     /// Every symbol, in order.
     pub(crate) fn rows(&self) -> Vec<&[u8]> {
-        (0..self.len()).map(|i| self.get(i)).collect()
+        (0..self.len).map(|i| self.get(i)).collect()
     }
 
     /// Every symbol, in order, for writing.
     pub(crate) fn rows_mut(&mut self) -> Vec<&mut [u8]> {
-        let (stride, size) = (self.stride * LINE, self.symbol_bytes);
+        let (stride, size) = (self.stride, self.symbol_bytes);
         if stride == 0 {
             return Vec::new();
         }
-        self.bytes_mut().chunks_exact_mut(stride).map(|row| &mut row[..size]).collect()
+        self.buffer[self.start..].chunks_exact_mut(stride).map(|row| &mut row[..size]).collect()
     }
+}
 
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: `Line` is `repr(C)` around a byte array, so the lines are
-        // `LINE` initialised bytes each, with no padding between them.
-        unsafe { std::slice::from_raw_parts(self.lines.as_ptr().cast(), self.lines.len() * LINE) }
-    }
-
-    fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as for `bytes`; the borrow of `self` is exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.lines.as_mut_ptr().cast(), self.lines.len() * LINE) }
+/// A copy aligned in its own allocation, with the same capacity.
+impl Clone for Symbols {
+    fn clone(&self) -> Symbols {
+        let mut copy = Symbols::with_capacity(self.symbol_bytes, self.capacity);
+        copy.buffer.extend_from_slice(&self.buffer[self.start..]);
+        copy.len = self.len;
+        copy
     }
 }
 
 impl std::fmt::Debug for Symbols {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Symbols").field("len", &self.len()).field("symbol_bytes", &self.symbol_bytes).finish()
+        f.debug_struct("Symbols").field("len", &self.len).field("symbol_bytes", &self.symbol_bytes).finish()
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::Symbols;
@@ -123,14 +138,23 @@ mod tests {
                 s.push(d);
             }
             assert_eq!(s.len(), if size == 0 { 0 } else { 3 });
-            for (i, row) in s.rows().iter().enumerate() {
-                assert_eq!(row.as_ptr() as usize % 64, 0);
-                assert_eq!(*row, &data[i][..]);
+            // A copy has an allocation of its own, aligned again.
+            let copy = s.clone();
+            for symbols in [&s, &copy] {
+                for (i, row) in symbols.rows().iter().enumerate() {
+                    assert_eq!(row.as_ptr() as usize % 64, 0);
+                    assert_eq!(*row, &data[i][..]);
+                }
             }
             s.rows_mut().iter_mut().for_each(|r| r.fill(9));
             assert!(s.rows().iter().all(|r| r.iter().all(|&b| b == 9)));
             s.clear();
             assert_eq!(s.len(), 0);
+            s.push(&data[2]);
+            assert_eq!(s.rows().first().copied(), (size > 0).then_some(&data[2][..]));
+            let zeros = Symbols::zeroed(size, 2);
+            assert_eq!((zeros.len(), zeros.capacity()), (if size == 0 { 0 } else { 2 }, 2));
+            assert!(zeros.rows().iter().all(|r| r.as_ptr() as usize % 64 == 0 && r.iter().all(|&b| b == 0)));
         }
     }
 }
