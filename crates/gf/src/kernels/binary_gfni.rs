@@ -528,7 +528,7 @@ impl Strided {
     fn of(ys: &mut [&mut [u8]]) -> Option<Strided> {
         let (first, second) = match ys {
             [] => return None,
-            [y] => (y.as_mut_ptr().expose_provenance(), 0),
+            [y] => (y.as_mut_ptr().expose_provenance(), y.as_mut_ptr().addr()),
             [y, z, ..] => (y.as_mut_ptr().expose_provenance(), z.as_mut_ptr().expose_provenance()),
         };
         let stride = second.wrapping_sub(first);
