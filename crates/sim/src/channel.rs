@@ -98,6 +98,16 @@ pub struct PointToPoint {
 }
 
 impl PointToPoint {
+    /// When the frame on the air finishes.
+    pub fn poll_departure(&self) -> Option<Instant> {
+        self.on_air.as_ref().map(|(t, _)| *t)
+    }
+
+    /// When the next frame reaches the far end.
+    pub fn poll_arrival(&self) -> Option<Instant> {
+        self.propagating.front().map(|(t, _)| *t)
+    }
+
     pub fn new(to: NodeIndex, bits_per_s: u64, delay: Duration, loss: LossModel, rng: Rng, queue: Box<dyn QueueDisc>) -> PointToPoint {
         PointToPoint { to, bits_per_s, delay, loss, rng, queue, on_air: None, propagating: VecDeque::new(), stats: ChannelStats::default() }
     }
@@ -147,9 +157,7 @@ impl Channel for PointToPoint {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        let air = self.on_air.as_ref().map(|(t, _)| *t);
-        let arrival = self.propagating.front().map(|(t, _)| *t);
-        match (air, arrival) {
+        match (self.poll_departure(), self.poll_arrival()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }

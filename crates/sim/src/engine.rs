@@ -1,12 +1,13 @@
-//! The event queue: a binary heap ordered by time, ties broken by the order
-//! of scheduling, so that a run never depends on heap internals.
+//! The event queue: a binary heap ordered by time, simultaneous events by
+//! their own order, so that a run depends neither on heap internals nor on
+//! the order in which a driver happened to schedule things.
 
 use ncmesh_proto::Instant;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// Pending events of kind `E`, earliest first; equal times pop in the order
-/// they were pushed.
+/// Pending events of kind `E`, earliest first; events at the same time pop in
+/// the order of `E` (its `Ord`), and equal events in the order they were pushed.
 #[derive(Debug)]
 pub struct EventQueue<E> {
     heap: BinaryHeap<Reverse<Entry<E>>>,
@@ -20,20 +21,20 @@ struct Entry<E> {
     event: E,
 }
 
-impl<E> PartialEq for Entry<E> {
+impl<E: Ord> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        (self.at, self.order) == (other.at, other.order)
+        self.cmp(other).is_eq()
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+impl<E: Ord> Eq for Entry<E> {}
+impl<E: Ord> PartialOrd for Entry<E> {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<E> Ord for Entry<E> {
+impl<E: Ord> Ord for Entry<E> {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.at, self.order).cmp(&(other.at, other.order))
+        (self.at, &self.event, self.order).cmp(&(other.at, &other.event, other.order))
     }
 }
 
@@ -43,7 +44,7 @@ impl<E> Default for EventQueue<E> {
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Ord> EventQueue<E> {
     pub fn push(&mut self, at: Instant, event: E) {
         self.heap.push(Reverse(Entry { at, order: self.pushed, event }));
         self.pushed += 1;
@@ -111,13 +112,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ties_pop_in_push_order() {
-        let mut q = EventQueue::default();
-        for (t, e) in [(5, 'a'), (3, 'b'), (5, 'c'), (3, 'd'), (4, 'e')] {
-            q.push(Instant(t), e);
+    fn ties_pop_in_event_order_then_push_order() {
+        /// An event ordered by its key alone, tagged to see the push order.
+        #[derive(Debug, PartialEq, Eq)]
+        struct Tagged(char, u8);
+        impl PartialOrd for Tagged {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
         }
-        let order: String = std::iter::from_fn(|| q.pop_until(Instant::MAX).map(|(_, e)| e)).collect();
-        assert_eq!(order, "bdeac");
+        impl Ord for Tagged {
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                self.0.cmp(&other.0)
+            }
+        }
+        let mut q = EventQueue::default();
+        for (t, key, tag) in [(5, 'c', 0), (3, 'd', 0), (5, 'a', 0), (3, 'b', 1), (4, 'e', 0), (3, 'b', 0)] {
+            q.push(Instant(t), Tagged(key, tag));
+        }
+        let order: Vec<(char, u8)> = std::iter::from_fn(|| q.pop_until(Instant::MAX).map(|(_, e)| (e.0, e.1))).collect();
+        assert_eq!(order, [('b', 1), ('b', 0), ('d', 0), ('e', 0), ('a', 0), ('c', 0)]);
     }
 
     #[test]

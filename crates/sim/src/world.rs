@@ -33,14 +33,15 @@ use ncmesh_proto::tcpnc::{NcSink, NcSource, Relay};
 use ncmesh_proto::{Body, Direction, Duration, HopLayer, HostLayer, Instant, Packet};
 use std::collections::BTreeMap;
 
-/// What the event queue holds.
-#[derive(Clone, Copy, Debug)]
+/// What the event queue holds. Simultaneous events run in this order:
+/// flow starts and stops, the probe, then components by slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Wake {
-    /// A component's deadline: see [`Simulation::component`].
-    Component(u32),
     Start(u32),
     Stop(u32),
     Probe,
+    /// A component's deadline: see [`Simulation::component`].
+    Component(u32),
 }
 
 #[derive(Debug)]
@@ -104,11 +105,16 @@ pub struct Simulation {
 }
 
 /// Which component an alarm slot belongs to. Slots are laid out as the
-/// channels, then four per flow (sender, receiver, the host layers at the
-/// source and at the destination), then one per node (its hop layer).
+/// channels' departures, four per flow (sender, receiver, the host layers at
+/// the source and at the destination), one per node (its hop layer), then
+/// the channels' arrivals. Simultaneous wake-ups run in slot order: at each
+/// instant, a transmitter that finishes a frame takes its next one from what
+/// it held before the instant, then timers due at the instant fire, then
+/// frames that end at the instant are received.
 #[derive(Clone, Copy)]
 enum Component {
-    Channel(usize),
+    Arrivals(usize),
+    Departures(usize),
     Sender(usize),
     Receiver(usize),
     HostLayer(usize, usize),
@@ -219,7 +225,7 @@ impl Simulation {
         }
         queue.push(Instant::ZERO, Wake::Probe);
         let hops = hop_layers(spec, &topology, &channels, seed);
-        let components = channels.len() + 4 * flows.len() + hops.len();
+        let components = 2 * channels.len() + 4 * flows.len() + hops.len();
         Simulation {
             now: Instant::ZERO,
             end,
@@ -290,8 +296,11 @@ impl Simulation {
     fn component(&self, slot: usize) -> Component {
         let c = self.channels.len();
         let f = 4 * self.flows.len();
+        let n = self.hops.len();
         if slot < c {
-            Component::Channel(slot)
+            Component::Departures(slot)
+        } else if slot >= c + f + n {
+            Component::Arrivals(slot - c - f - n)
         } else if slot < c + f {
             let (flow, role) = ((slot - c) / 4, (slot - c) % 4);
             match role {
@@ -307,7 +316,8 @@ impl Simulation {
     fn slot(&self, component: Component) -> usize {
         let c = self.channels.len();
         match component {
-            Component::Channel(i) => i,
+            Component::Departures(i) => i,
+            Component::Arrivals(i) => c + 4 * self.flows.len() + self.hops.len() + i,
             Component::Sender(f) => c + 4 * f,
             Component::Receiver(f) => c + 4 * f + 1,
             Component::HostLayer(f, end) => c + 4 * f + 2 + end,
@@ -317,7 +327,8 @@ impl Simulation {
 
     fn deadline(&self, slot: usize) -> Option<Instant> {
         match self.component(slot) {
-            Component::Channel(c) => self.channels[c].poll_timeout(),
+            Component::Arrivals(c) => self.channels[c].poll_arrival(),
+            Component::Departures(c) => self.channels[c].poll_departure(),
             Component::Sender(f) => match &self.flows[f].endpoints {
                 Endpoints::Tcp { sender, .. } => sender.poll_timeout(),
                 Endpoints::Udp { source } => source.poll_timeout(),
@@ -345,13 +356,16 @@ impl Simulation {
         let now = self.now;
         let due = self.deadline(slot).is_some_and(|t| t <= now);
         match self.component(slot) {
-            Component::Channel(c) => {
-                if due {
-                    self.channels[c].handle_timeout(now);
-                }
+            Component::Arrivals(c) => {
                 while let Some((node, packet)) = self.channels[c].poll_delivery(now) {
                     let from = self.topology.channels[c].0;
                     self.arrive(node, from, packet);
+                }
+            }
+            Component::Departures(c) => {
+                if due {
+                    self.channels[c].handle_timeout(now);
+                    self.rearm(self.slot(Component::Arrivals(c)));
                 }
                 let from = self.topology.channels[c].0 as usize;
                 if self.hops[from].is_some() && self.channels[c].is_idle() {
@@ -586,7 +600,7 @@ impl Simulation {
             }
             let Some(frame) = self.hops[n].as_mut().and_then(|h| h.poll_frame(now, next)) else { continue };
             self.channels[c as usize].enqueue(now, frame);
-            self.rearm(c as usize);
+            self.rearm(self.slot(Component::Departures(c as usize)));
         }
         self.servicing[n] = false;
         self.rearm(self.slot(Component::HopLayer(n)));
@@ -616,7 +630,7 @@ impl Simulation {
             }
             None => {
                 self.channels[c as usize].enqueue(now, packet);
-                self.rearm(c as usize);
+                self.rearm(self.slot(Component::Departures(c as usize)));
             }
         }
     }
