@@ -35,10 +35,12 @@ use std::sync::Arc;
 /// frame is the largest member plus this.
 pub const FRAME_HEADER_BYTES: u32 = 20;
 
-/// Bytes of an ACK-NCB without stalled blocks or path costs: the header,
-/// block index and rank (5), frames received and newest hop sequence seen
-/// (8), hold time (4), downstream backlog (4), cumulative acknowledgement (8).
-pub const ACK_BYTES: u32 = FRAME_HEADER_BYTES + 29;
+/// Bytes of an ACK-NCB without stalled blocks or path costs: version, kind,
+/// rank and a reserved byte (4), the counts of stalled blocks and of costs
+/// (4), block index (4), frames received and newest hop sequence seen (8),
+/// hold time in nanoseconds (8), downstream backlog (4), cumulative
+/// acknowledgement (8).
+pub const ACK_BYTES: u32 = 40;
 
 /// Bytes per stalled block reported: index (4) and rank (1).
 pub const STALLED_BYTES: u32 = 5;
@@ -95,8 +97,9 @@ pub struct AckNcb {
     pub finished_mask: u32,
     /// Rank of every other block whose Receiving Timer has expired.
     pub stalled: Vec<(u32, u8)>,
-    /// C_n^s of eq. (17) for the flows the receiver forwards.
-    pub costs: Vec<(u32, f64)>,
+    /// C_n^s of eq. (17) for the flows the receiver forwards, in seconds
+    /// (32-bit floats on the wire).
+    pub costs: Vec<(u32, f32)>,
 }
 
 /// How R L, a real number, becomes a number of combinations.

@@ -785,7 +785,7 @@ impl HoncNode {
         let params = &self.params;
         let neighbour = self.neighbours[i].link.neighbour;
         for &(flow, cost) in &a.costs {
-            self.costs.report(neighbour, flow, cost);
+            self.costs.report(neighbour, flow, cost as f64);
         }
         let n = &mut self.neighbours[i];
         // Eq. (18): p_this = 1 - r/s over the frames sent since the last report,
@@ -866,7 +866,7 @@ impl HoncNode {
             .filter(|(_, s)| s.next.is_some_and(|n| n != from))
             .map(|(&f, _)| f)
             .collect();
-        let costs: Vec<(u32, f64)> = flows.into_iter().map(|f| (f, self.cost(f))).collect();
+        let costs: Vec<(u32, f32)> = flows.into_iter().map(|f| (f, self.cost(f) as f32)).collect();
         self.neighbours[i].reported = backlog;
         let n = &self.neighbours[i];
         let stalled: Vec<(u32, u8)> =

@@ -50,10 +50,11 @@ pub struct Combination {
 impl Combination {
     /// Bytes of the coding header in the ncmesh wire format, version 1
     /// (`docs/wire.md`): 17 for a sliding-window symbol, plus an 8-byte seed
-    /// or the bit-packed vector.
+    /// or the bit-packed vector; plus the 2-byte length that starts each
+    /// coded segment, since a sink must know where each decoded segment ends.
     pub fn header_bytes(&self, field: Field) -> u32 {
         let coding = if self.seeded { 8 } else { (self.coefficients.len() as u32 * field.degree()).div_ceil(8) };
-        17 + coding
+        17 + coding + 2
     }
 }
 

@@ -1,7 +1,7 @@
 //! Hop-by-hop TCP/NC: every node recodes each flow's combinations before
 //! they leave it, with a redundancy matched to the outgoing link.
 
-use super::{packet_index, Combination, SegmentMeta, TcpNcParams};
+use super::{Combination, SegmentMeta, TcpNcParams};
 use crate::packet::{Body, HopLayer, Packet};
 use crate::tcp::BASE_HEADER_BYTES;
 use crate::time::Instant;
@@ -28,17 +28,16 @@ struct FlowBuffer {
     /// Where the latest combination from upstream started: upstream will
     /// never again send anything below it.
     upstream_start: u64,
-    /// The first packet the sink has not seen, from the ACKs passing by.
-    acked: u64,
 }
 
 impl FlowBuffer {
-    /// Drops what neither the sink nor upstream needs any more. Dropping at
-    /// the ACK alone is too early: combinations already on their way from
-    /// upstream still include those packets, and a relay that has forgotten
-    /// them can no longer use such a combination.
+    /// Drops what upstream will never send again. Upstream moves its
+    /// window past a packet only once the sink's ACK for it has come back
+    /// through this relay, so this is also never ahead of the sink; dropping
+    /// at that ACK itself would be too early, since combinations already on
+    /// their way from upstream still include those packets.
     fn prune(&mut self) {
-        let below = self.acked.min(self.upstream_start);
+        let below = self.upstream_start;
         self.decoder.discard_below(below);
         while self.meta_base < below && !self.meta.is_empty() {
             self.meta.pop_front();
@@ -92,7 +91,6 @@ impl Relay {
             carry: 0.0,
             mss: bytes.saturating_sub(header),
             upstream_start: c.start,
-            acked: 0,
         });
         buffer.next = next;
         buffer.upstream_start = buffer.upstream_start.max(c.start);
@@ -119,16 +117,6 @@ impl Relay {
         let credit = r + std::mem::take(&mut buffer.carry);
         let pivot = if innovative { buffer.decoder.last_pivot() } else { buffer.owed.back().map_or(buffer.decoder.last_pivot(), |d| d.0) };
         buffer.owed.push_back((pivot, credit));
-    }
-
-    /// Notes an ACK of the flow passing this node, in either direction of
-    /// travel through the layer.
-    fn observe(&mut self, packet: &Packet) {
-        let Body::Tcp(segment) = &packet.body else { return };
-        if let Some(b) = self.flows.get_mut(&packet.flow).filter(|_| segment.is_ack()) {
-            b.acked = b.acked.max(packet_index(segment.ack, b.mss.max(1)));
-            b.prune();
-        }
     }
 
     fn recode(&mut self, flow: u32) -> Option<Packet> {
@@ -164,7 +152,6 @@ impl HopLayer for Relay {
         match &packet.body {
             Body::Combination(c) => self.absorb(next, packet.flow, c, packet.bytes),
             _ => {
-                self.observe(&packet);
                 let queue = self.passing.entry(next).or_default();
                 if queue.len() < self.params.relay_queue as usize {
                     queue.push_back(packet);
@@ -174,7 +161,6 @@ impl HopLayer for Relay {
     }
 
     fn handle_frame(&mut self, _now: Instant, _from: u32, frame: Packet) {
-        self.observe(&frame);
         self.to_ip.push_back(frame);
     }
 
