@@ -1,89 +1,297 @@
-//! What moves between nodes, and the two places a coding layer sits in a
-//! node's stack.
+//! What moves between nodes: IP datagrams ([`Packet`]) whose payload is a
+//! TCP segment, a UDP datagram, or a message of a registered protocol
+//! ([`Message`]), each with its wire format.
+//!
+//! Packets move typed through a node. A node with real payloads emits them
+//! to bytes at its interfaces and parses what arrives, so that the bytes
+//! that cross a medium are exactly what a daemon would send.
 
-use crate::tcp::Segment;
-use crate::tcpnc::Combination;
-use crate::Instant;
+use crate::tcp::{self, Segment};
+use crate::wire::ipv4;
+use crate::wire::udp::{self, Datagram};
+use crate::wire::WireError;
+use std::any::Any;
+use std::collections::HashMap;
 use std::fmt::Debug;
+use std::net::Ipv4Addr;
 
-/// Which way a packet travels along its flow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Direction {
-    /// From the flow's source to its destination.
-    Forward = 0,
-    /// From the destination back to the source: TCP's ACKs.
-    Reverse = 1,
-}
-
-/// A packet in the network. Routing uses only `flow` and `direction`.
+/// An IP datagram.
 #[derive(Clone, Debug)]
 pub struct Packet {
-    pub flow: u32,
-    pub direction: Direction,
-    /// Bytes on the wire, headers included: what a link serialises.
-    pub bytes: u32,
-    pub body: Body,
+    pub src: Ipv4Addr,
+    pub dst: Ipv4Addr,
+    pub ttl: u8,
+    pub payload: Payload,
 }
 
+/// What an IP datagram carries.
 #[derive(Clone, Debug)]
-pub enum Body {
+pub enum Payload {
     Tcp(Segment),
-    Udp { payload: u32, sent_at: Instant },
-    /// TCP/NC: a random linear combination of one flow's segments.
-    Combination(Box<Combination>),
-    /// TCP-HONC: a link-local frame (a coded block member or an ACK-NCB); never routed.
-    Honc(Box<crate::honc::Frame>),
+    Udp(Datagram),
+    /// A message of a registered protocol: its IP protocol number is its `kind()`.
+    Other(Box<dyn Message>),
 }
 
-/// IPv4 and UDP headers.
-pub const UDP_HEADER_BYTES: u32 = 28;
-
-/// A coding layer between transport and IP at a flow's end host (TCP/NC's
-/// source and sink). Sans-IO: the driver hands it what transport sends and
-/// what the network delivers, and drains both directions after every call.
-pub trait HostLayer: Debug + Send {
-    /// Transport sends `packet`; call `poll_transmit` until `None` afterwards.
-    fn handle_transmit(&mut self, now: Instant, packet: Packet);
-    /// The network delivered `packet` of this flow to this host; drain `poll_receive` and `poll_transmit` afterwards.
-    fn handle_receive(&mut self, now: Instant, packet: Packet);
-    /// Called when `now >= poll_timeout()`.
-    fn handle_timeout(&mut self, _now: Instant) {}
-    fn poll_timeout(&self) -> Option<Instant> {
-        None
+impl Packet {
+    pub fn new(src: Ipv4Addr, dst: Ipv4Addr, payload: Payload) -> Packet {
+        Packet { src, dst, ttl: ipv4::DEFAULT_TTL, payload }
     }
-    /// The next packet for the network.
-    fn poll_transmit(&mut self, now: Instant) -> Option<Packet>;
-    /// The next packet for transport.
-    fn poll_receive(&mut self, now: Instant) -> Option<Packet>;
+
+    /// The IP protocol number.
+    pub fn protocol(&self) -> u8 {
+        match &self.payload {
+            Payload::Tcp(_) => tcp::PROTOCOL,
+            Payload::Udp(_) => udp::PROTOCOL,
+            Payload::Other(m) => match m.kind() {
+                Kind::Ip(p) => p,
+                Kind::Link(_) => unreachable!("a link frame is not an IP payload"),
+            },
+        }
+    }
+
+    /// Bytes on the wire: IP header and payload.
+    pub fn wire_len(&self) -> usize {
+        ipv4::HEADER_LEN
+            + match &self.payload {
+                Payload::Tcp(s) => s.wire_len(),
+                Payload::Udp(d) => d.wire_len(),
+                Payload::Other(m) => m.wire_len(),
+            }
+    }
+
+    /// The transport flow this packet belongs to, as seen in its direction of travel.
+    pub fn flow(&self) -> Option<FlowKey> {
+        let (protocol, src_port, dst_port) = match &self.payload {
+            Payload::Tcp(s) => (tcp::PROTOCOL, s.src_port, s.dst_port),
+            Payload::Udp(d) => (udp::PROTOCOL, d.src_port, d.dst_port),
+            Payload::Other(m) => m.flow()?,
+        };
+        Some(FlowKey { src: self.src, dst: self.dst, protocol, src_port, dst_port })
+    }
+
+    /// The packet's bytes: IP header and payload.
+    pub fn emit(&self) -> Result<Vec<u8>, WireError> {
+        let mut buf = vec![0; self.wire_len()];
+        self.emit_into(&mut buf)?;
+        Ok(buf)
+    }
+
+    /// Writes the packet into `buf[..wire_len()]`.
+    pub fn emit_into(&self, buf: &mut [u8]) -> Result<(), WireError> {
+        let header = ipv4::Repr { src: self.src, dst: self.dst, protocol: self.protocol(), ttl: self.ttl, payload_len: self.wire_len() - ipv4::HEADER_LEN };
+        header.emit(buf)?;
+        let body = &mut buf[ipv4::HEADER_LEN..header.buffer_len()];
+        match &self.payload {
+            Payload::Tcp(s) => s.emit(self.src, self.dst, body),
+            Payload::Udp(d) => d.emit(self.src, self.dst, body),
+            Payload::Other(m) => m.emit(body),
+        }
+    }
+
+    /// Reads a packet. `verify_transport` checks TCP and UDP checksums, which
+    /// only the destination does; the IPv4 header checksum is always checked.
+    pub fn parse(bytes: &[u8], parsers: &Parsers, verify_transport: bool) -> Result<Packet, WireError> {
+        let view = ipv4::Packet::new_checked(bytes)?;
+        let header = ipv4::Repr::parse(&view)?;
+        let body = view.payload();
+        let payload = match header.protocol {
+            tcp::PROTOCOL => Payload::Tcp(Segment::parse(body, header.src, header.dst, verify_transport)?),
+            udp::PROTOCOL => Payload::Udp(Datagram::parse(body, header.src, header.dst, verify_transport)?),
+            p => Payload::Other(parsers.parse(Kind::Ip(p), body)?),
+        };
+        Ok(Packet { src: header.src, dst: header.dst, ttl: header.ttl, payload })
+    }
 }
 
-/// A coding layer between IP and the links of one node (hop-by-hop TCP/NC,
-/// TCP-HONC). It owns the node's output queues: the driver offers it what
-/// IP forwards, asks it for a frame whenever a link to a neighbour is free
-/// (so it codes at the last moment, as a per-hop coder must), and hands it
-/// every frame that arrives. Neighbours are named by their node index.
-pub trait HopLayer: Debug + Send {
-    /// IP forwards `packet` to neighbour `next`.
-    fn handle_forward(&mut self, now: Instant, next: u32, packet: Packet);
-    /// A frame arrived from neighbour `from`.
-    fn handle_frame(&mut self, now: Instant, from: u32, frame: Packet);
-    /// Called when `now >= poll_timeout()`.
-    fn handle_timeout(&mut self, _now: Instant) {}
-    fn poll_timeout(&self) -> Option<Instant> {
+/// A transport flow: addresses, protocol and ports, in one direction.
+///
+/// Flows order by ports first: the simulator numbers its flows by source
+/// port, so per-flow state kept in ordered maps is served in that order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FlowKey {
+    pub src: Ipv4Addr,
+    pub dst: Ipv4Addr,
+    /// The transport protocol (TCP or UDP), also for coded packets of the flow.
+    pub protocol: u8,
+    pub src_port: u16,
+    pub dst_port: u16,
+}
+
+impl FlowKey {
+    /// The same flow in the other direction: where a TCP flow's ACKs go.
+    pub fn reversed(self) -> FlowKey {
+        FlowKey { src: self.dst, dst: self.src, protocol: self.protocol, src_port: self.dst_port, dst_port: self.src_port }
+    }
+
+    /// A 32-bit name for the flow, the same at every node, for protocols
+    /// that report per-flow state to neighbours in little space.
+    pub fn id(&self) -> u32 {
+        let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+        let bytes = self.src.octets().into_iter().chain(self.dst.octets()).chain([self.protocol]).chain(self.src_port.to_be_bytes()).chain(self.dst_port.to_be_bytes());
+        for b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01B3);
+        }
+        (h ^ (h >> 32)) as u32
+    }
+
+    fn order(&self) -> (u16, u16, u8, Ipv4Addr, Ipv4Addr) {
+        (self.src_port, self.dst_port, self.protocol, self.src, self.dst)
+    }
+}
+
+impl PartialOrd for FlowKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for FlowKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.order().cmp(&other.order())
+    }
+}
+
+/// Where a message sits: an IP protocol number, or a link frame kind of a
+/// protocol that speaks only to neighbours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Ip(u8),
+    Link(u16),
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Kind::Ip(p) => write!(f, "IP protocol {p}"),
+            Kind::Link(k) => write!(f, "link frame kind {k:#06x}"),
+        }
+    }
+}
+
+/// A message of a registered protocol. Protocols downcast to their own types.
+///
+/// In virtual-payload runs a message may stand in for bytes it does not
+/// have (a coded symbol's content, say); such a message reports its length
+/// but refuses to emit.
+pub trait Message: Debug + Send + Sync + 'static {
+    fn kind(&self) -> Kind;
+    /// Bytes on the wire, the same whether the payload is real or virtual.
+    fn wire_len(&self) -> usize;
+    /// Writes exactly `wire_len()` bytes into `buf`.
+    fn emit(&self, buf: &mut [u8]) -> Result<(), WireError>;
+    /// The transport flow it carries, as (protocol, source port, destination
+    /// port), so that routing and per-flow coding treat it as that flow's.
+    fn flow(&self) -> Option<(u8, u16, u16)> {
         None
     }
-    /// The frame to put on the free link to `next`, if any.
-    fn poll_frame(&mut self, now: Instant, next: u32) -> Option<Packet>;
-    /// A packet for IP at this node: to route onwards or deliver locally.
-    fn poll_packet(&mut self, now: Instant) -> Option<Packet>;
-    /// Packets waiting for the link to `next`, for queue probes.
-    fn queue_len(&self, next: u32) -> usize;
-    /// Where routing offers `flow` several next hops (neighbours, in the
-    /// routing's order of preference), which one this packet takes; called
-    /// just before `handle_forward`. `None` leaves the choice to routing,
-    /// which keeps each flow on one path: a layer that returns `Some` must
-    /// cope with the reordering that spreading one flow over paths causes.
-    fn choose_next_hop(&mut self, _now: Instant, _flow: u32, _candidates: &[u32]) -> Option<u32> {
-        None
+    fn clone_message(&self) -> Box<dyn Message>;
+    fn as_any(&self) -> &dyn Any;
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
+}
+
+impl Clone for Box<dyn Message> {
+    fn clone(&self) -> Self {
+        self.clone_message()
+    }
+}
+
+impl dyn Message {
+    pub fn downcast_ref<T: Message>(&self) -> Option<&T> {
+        self.as_any().downcast_ref()
+    }
+
+    /// The message as `T`, or itself back if it is another type.
+    pub fn downcast<T: Message>(self: Box<Self>) -> Result<Box<T>, Box<dyn Message>> {
+        if self.as_any().is::<T>() {
+            Ok(self.into_any().downcast().expect("checked above"))
+        } else {
+            Err(self)
+        }
+    }
+}
+
+/// Implements the boilerplate of [`Message`] for a `Clone` type.
+#[macro_export]
+macro_rules! message_boilerplate {
+    () => {
+        fn clone_message(&self) -> Box<dyn $crate::packet::Message> {
+            Box::new(self.clone())
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+        fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+            self
+        }
+    };
+}
+
+/// Reads the bytes of one kind of message.
+pub type ParseFn = fn(&[u8]) -> Result<Box<dyn Message>, WireError>;
+
+/// The parsers of every registered message kind, for nodes that receive bytes.
+#[derive(Clone, Debug, Default)]
+pub struct Parsers {
+    by_kind: HashMap<Kind, ParseFn>,
+}
+
+impl Parsers {
+    /// Adds a parser; false if `kind` already has one.
+    pub fn add(&mut self, kind: Kind, parse: ParseFn) -> bool {
+        if self.by_kind.contains_key(&kind) || matches!(kind, Kind::Ip(tcp::PROTOCOL | udp::PROTOCOL)) {
+            return false;
+        }
+        self.by_kind.insert(kind, parse);
+        true
+    }
+
+    pub fn parse(&self, kind: Kind, bytes: &[u8]) -> Result<Box<dyn Message>, WireError> {
+        let parse = self.by_kind.get(&kind).ok_or_else(|| WireError::Unknown { kind: kind.to_string() })?;
+        parse(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Data;
+    use crate::tcp::Flags;
+
+    const A: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+    const B: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
+
+    #[test]
+    fn a_tcp_packet_round_trips_through_its_bytes() {
+        let mut s = Segment::new(10_000, 5001);
+        s.seq = 42;
+        s.flags = Flags::ACK;
+        s.data = Data::Real(vec![7; 1000]);
+        let p = Packet::new(A, B, Payload::Tcp(s.clone()));
+        assert_eq!(p.wire_len(), 1040);
+        let bytes = p.emit().unwrap();
+        let back = Packet::parse(&bytes, &Parsers::default(), true).unwrap();
+        assert_eq!((back.src, back.dst, back.ttl), (A, B, 64));
+        let Payload::Tcp(t) = back.payload else { panic!("a TCP payload") };
+        assert_eq!(t, s);
+        assert_eq!(p.flow().unwrap().reversed().reversed(), p.flow().unwrap());
+    }
+
+    #[test]
+    fn unknown_protocols_are_named() {
+        let mut bytes = Packet::new(A, B, Payload::Udp(Datagram { src_port: 1, dst_port: 2, data: Data::Real(vec![]) })).emit().unwrap();
+        bytes[9] = 200;
+        bytes[10..12].fill(0);
+        let c = crate::wire::checksum::finish(crate::wire::checksum::sum(&bytes[..20]));
+        bytes[10..12].copy_from_slice(&c.to_be_bytes());
+        assert_eq!(Packet::parse(&bytes, &Parsers::default(), false).unwrap_err(), WireError::Unknown { kind: "IP protocol 200".into() });
+    }
+
+    #[test]
+    fn flows_order_by_port_first_and_have_stable_ids() {
+        let f = |src, port| FlowKey { src, dst: B, protocol: 6, src_port: port, dst_port: 5001 };
+        assert!(f(B, 10_000) < f(A, 10_001));
+        assert_eq!(f(A, 1).id(), f(A, 1).id());
+        assert_ne!(f(A, 1).id(), f(A, 2).id());
     }
 }

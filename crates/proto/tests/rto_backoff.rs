@@ -1,7 +1,7 @@
 //! The retransmission timer: exponential backoff up to max_rto (RFC 6298
 //! section 5.5), Karn's rule, and timestamps lifting it (RFC 7323).
 
-use ncmesh_proto::tcp::{Segment, TcpConfig, TcpSender, Timestamps, Variant};
+use ncmesh_proto::tcp::{Connection, Flags, Segment, TcpConfig, TcpSender, Timestamps, Variant};
 use ncmesh_proto::testing::{drop_between, Link, Pair};
 use ncmesh_proto::time::{Duration, Instant};
 
@@ -21,9 +21,19 @@ fn drain(s: &mut TcpSender, now: Instant) -> Vec<Segment> {
     std::iter::from_fn(|| s.poll_transmit(now)).collect()
 }
 
+const CONN: Connection = Connection { local_port: 1, remote_port: 2, local_isn: 0, remote_isn: 0 };
+
+fn micros(t: Instant) -> u32 {
+    (t.0 / 1000) as u32
+}
+
+/// An ACK of `n` bytes advertising 100 segments (with the window scale of 1 they need).
 fn ack(n: u64, echo: Option<Instant>, now: Instant) -> Segment {
-    let mut a = Segment::ack(n, 100 * MSS as u32);
-    a.timestamp = echo.map(|e| Timestamps { value: now, echo: e });
+    let mut a = Segment::new(2, 1);
+    a.flags = Flags::ACK;
+    a.ack = n as u32;
+    a.window = (50 * MSS) as u16;
+    a.timestamp = echo.map(|e| Timestamps { value: micros(now), echo: micros(e) });
     a
 }
 
@@ -45,7 +55,7 @@ fn time_out_repeatedly(s: &mut TcpSender, n: usize) -> Vec<Instant> {
 
 #[test]
 fn rto_doubles_up_to_max_and_karn_keeps_it() {
-    let mut s = TcpSender::new(&config(false), Instant::ZERO);
+    let mut s = TcpSender::new(&config(false), CONN);
     s.push(5 * MSS);
     assert_eq!(drain(&mut s, Instant::ZERO).len(), 1);
     let secs = |x: u64| Instant::ZERO + Duration::from_secs(x);
@@ -77,7 +87,7 @@ fn rto_doubles_up_to_max_and_karn_keeps_it() {
 
 #[test]
 fn timestamps_give_a_sample_from_a_retransmission() {
-    let mut s = TcpSender::new(&config(true), Instant::ZERO);
+    let mut s = TcpSender::new(&config(true), CONN);
     s.push(5 * MSS);
     drain(&mut s, Instant::ZERO);
     let deadlines = time_out_repeatedly(&mut s, 3);
@@ -118,11 +128,11 @@ fn consecutive_timeouts_in_a_blackout_double_the_interval() {
 /// retransmission ends the backoff even though Karn's rule gives no sample.
 #[test]
 fn ns3_style_reset_drops_the_backoff_on_a_new_ack() {
-    use ncmesh_proto::tcp::{Segment, TcpConfig, TcpSender};
-    use ncmesh_proto::{Duration, Instant};
+    use ncmesh_proto::tcp::{TcpConfig, TcpSender};
+    use ncmesh_proto::Duration;
     for reset in [false, true] {
         let config = TcpConfig { reset_backoff_on_new_ack: reset, initial_cwnd: 1, ..TcpConfig::default() };
-        let mut s = TcpSender::new(&config, Instant::ZERO);
+        let mut s = TcpSender::new(&config, CONN);
         s.push(10_000);
         let first = s.poll_transmit(Instant::ZERO).unwrap();
         // Two timeouts back the timer off to 4 x 1 s.
@@ -135,7 +145,7 @@ fn ns3_style_reset_drops_the_backoff_on_a_new_ack() {
         assert_eq!(s.rto(), Duration::from_secs(4));
         // The ACK covers only the retransmitted segment: no RTT sample.
         now += Duration::from_millis(100);
-        s.handle_ack(now, &Segment::ack(first.end(), 100_000));
+        s.handle_ack(now, &ack(first.end() as u64, None, now));
         let expected = if reset { Duration::from_secs(1) } else { Duration::from_secs(4) };
         assert_eq!(s.rto(), expected, "reset = {reset}");
     }

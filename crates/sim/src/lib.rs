@@ -4,10 +4,10 @@
 //! time. A run is a pure function of its scenario and seed.
 
 pub mod app;
-pub mod channel;
 pub mod engine;
+pub mod medium;
 pub mod metrics;
-pub mod queue;
+pub mod network;
 pub mod rng;
 pub mod routing;
 pub mod result;

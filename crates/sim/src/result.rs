@@ -16,6 +16,9 @@ pub struct FlowSummary {
     /// completion for a sized transfer.
     pub goodput_bps: f64,
     pub delivered_bytes: u64,
+    /// Delivered bytes that were not the flow's content at their place in
+    /// its stream (real payloads), or were delivered out of place.
+    pub corrupt_bytes: u64,
     /// Bytes the TCP sender saw acknowledged (its `snd_una`): what TCP
     /// believes it delivered. Coded transports acknowledge what the sink has
     /// seen, which can run ahead of what it has decoded.
@@ -50,6 +53,14 @@ pub struct LinkSummary {
     pub dropped: u64,
 }
 
+/// A counter of a node or of one of its coding layers.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Counter {
+    pub node: u32,
+    pub name: String,
+    pub value: u64,
+}
+
 /// Time series, one row per sample, as columns.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Series {
@@ -76,6 +87,9 @@ impl Series {
 pub struct RunResult {
     pub flows: Vec<FlowSummary>,
     pub links: Vec<LinkSummary>,
+    /// Counters of every node and its coding layers (packets forwarded,
+    /// malformed frames, coding statistics), one row per node and name.
+    pub counters: Vec<Counter>,
     /// Goodput per flow per probe interval, bit/s.
     pub goodput: Series,
     /// Output queue length per sampled interface, packets.

@@ -11,8 +11,12 @@ pub enum Purpose {
     LinkLoss = 1,
     /// An application's random arrivals.
     Application = 2,
-    /// A coding layer's coefficients (and, with real payloads, its data).
+    /// A coding layer's coefficients.
     Coding = 3,
+    /// The initial sequence numbers of a TCP connection.
+    Isn = 4,
+    /// The byte stream a flow's application sends.
+    Content = 5,
 }
 
 /// xoshiro256++ (Blackman and Vigna 2019): fast, non-linear output, 2^256 period.

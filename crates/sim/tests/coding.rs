@@ -44,7 +44,7 @@ fn lossless_end_to_end_coding_runs_at_the_payload_rate() {
 fn real_and_virtual_payloads_give_the_same_run() {
     for scheme in ["\"tcpnc-e2e\"", "\"tcpnc-hbh\""] {
         let virtual_ = run(LINK, &[("links.0.loss", "0.05"), ("coding.scheme", scheme), ("duration", "20")]);
-        let real = run(LINK, &[("links.0.loss", "0.05"), ("coding.scheme", scheme), ("duration", "20"), ("coding.tcpnc.real_payloads", "true")]);
+        let real = run(LINK, &[("links.0.loss", "0.05"), ("coding.scheme", scheme), ("duration", "20"), ("payloads", "\"real\"")]);
         assert_eq!(serde_json::to_string(&virtual_).unwrap(), serde_json::to_string(&real).unwrap(), "{scheme}");
         assert!(real.flows[0].delivered_bytes > 0);
     }

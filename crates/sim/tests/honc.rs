@@ -68,12 +68,14 @@ fn goodput_follows_the_per_hop_bound_as_loss_grows() {
 #[test]
 fn real_and_virtual_payloads_give_the_same_run() {
     let virtual_ = honc("0.2", "60", &[]);
-    let real = honc("0.2", "60", &[("coding.honc.real_payloads", "true")]);
+    let real = honc("0.2", "60", &[("payloads", "\"real\"")]);
     assert_eq!(
         serde_json::to_string(&virtual_).unwrap(),
         serde_json::to_string(&real).unwrap()
     );
     assert!(total(&real) > 0.0);
+    assert!(real.flows.iter().all(|f| f.corrupt_bytes == 0));
+    assert!(real.counters.iter().all(|c| c.name != "malformed" || c.value == 0), "every decoded packet parses");
 }
 
 #[test]

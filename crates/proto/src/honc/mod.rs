@@ -19,88 +19,19 @@
 
 mod node;
 mod path;
+pub mod wire;
 
-pub use node::{HoncNode, LinkInfo, NodeStats, LINK_LOCAL_FLOW};
+pub use node::{HoncNode, LinkInfo, NodeStats};
 pub use path::{path_cost, select_next_hop, PathCosts};
+pub use wire::{AckNcb, Coded, Frame, ACK_BYTES, COST_BYTES, FRAME_HEADER_BYTES, STALLED_BYTES};
 
-use crate::packet::Packet;
-use crate::time::{Duration, Instant};
+use crate::node::HopLayer;
+use crate::packet::{Kind, Message, ParseFn};
+use crate::params::{check, Invalid, Validate};
+use crate::scheme::{HopContext, Scheme};
+use crate::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
-
-/// Bytes of the HONC header on a coded frame: block index (4), hop
-/// sequence number (4), coefficient seed (8), codec pair and block size (2),
-/// frame kind and flags (2). The coded symbol is a whole IP packet, so a
-/// frame is the largest member plus this.
-pub const FRAME_HEADER_BYTES: u32 = 20;
-
-/// Bytes of an ACK-NCB without stalled blocks or path costs: version, kind,
-/// rank and a reserved byte (4), the counts of stalled blocks and of costs
-/// (4), block index (4), frames received and newest hop sequence seen (8),
-/// hold time in nanoseconds (8), downstream backlog (4), cumulative
-/// acknowledgement (8).
-pub const ACK_BYTES: u32 = 40;
-
-/// Bytes per stalled block reported: index (4) and rank (1).
-pub const STALLED_BYTES: u32 = 5;
-
-/// Bytes per piggybacked path cost: flow (4) and cost (4).
-pub const COST_BYTES: u32 = 8;
-
-/// What travels on a wireless hop between two HONC layers. Link-local: it
-/// never reaches IP routing.
-#[derive(Clone, Debug)]
-pub enum Frame {
-    Coded(Coded),
-    Ack(AckNcb),
-}
-
-/// One random linear combination of a block.
-#[derive(Clone, Debug)]
-pub struct Coded {
-    /// Index of the block on this hop; it names the codec pair's decoder.
-    pub block: u32,
-    /// Counts every frame the sender put on this hop, so that the receiver
-    /// can say how many it has seen and the sender can estimate the loss rate.
-    pub hop_seq: u32,
-    /// The coefficient vector is `ncmesh_codec::coefficients::generate(GF(256), seed)`.
-    pub seed: u64,
-    /// The coded payload: empty with virtual payloads.
-    pub payload: Vec<u8>,
-    /// The packets of the block, as the receiver rebuilds them on decoding.
-    /// Simulation metadata standing for the decoded bytes (their headers
-    /// are part of the coded symbol); shared, so a frame costs no copy.
-    pub members: Arc<[Packet]>,
-}
-
-/// An acknowledgement of a network-coding block, sent back on the reverse link.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AckNcb {
-    pub block: u32,
-    /// Rank of the receiver's coefficient matrix for the block (= L when decoded).
-    pub rank: u8,
-    /// Frames received on this hop so far, and the newest hop sequence number among them.
-    pub received: u32,
-    pub newest: u32,
-    /// How long the newest frame had been held when this ACK left: the
-    /// sender subtracts it from the round trip to estimate the delay.
-    pub hold: Duration,
-    /// Sum over the receiver's other hops of Q_e + Q_s (the left side of eq. 12),
-    /// before the packets of a block this ACK-NCB reports decoded joined them.
-    pub backlog: u32,
-    /// Cumulative acknowledgement, so that one lost ACK-NCB does not hold a
-    /// codec pair until the sender's timeout: every block below
-    /// `finished_below` is decoded, and so is `finished_below + 1 + k` for
-    /// each bit k of `finished_mask`.
-    pub finished_below: u32,
-    pub finished_mask: u32,
-    /// Rank of every other block whose Receiving Timer has expired.
-    pub stalled: Vec<(u32, u8)>,
-    /// C_n^s of eq. (17) for the flows the receiver forwards, in seconds
-    /// (32-bit floats on the wire).
-    pub costs: Vec<(u32, f32)>,
-}
 
 /// How R L, a real number, becomes a number of combinations.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -138,8 +69,6 @@ pub struct HoncParams {
     pub fixed_loss: Option<f64>,
     /// Use this propagation delay, seconds, in eq. (9) instead of the estimate (Fig. 7).
     pub fixed_delay: Option<f64>,
-    /// Code real payload bytes and check them on decoding. Results are identical.
-    pub real_payloads: bool,
     /// Combinations per block: ceil or floor of R L.
     pub rounding: Rounding,
     /// Combinations bought by an ACK-NCB reporting rank r < L.
@@ -152,8 +81,6 @@ pub struct HoncParams {
     pub flush_after: f64,
     /// Upper bound on B_mn of eq. (11).
     pub max_codec_pairs: u32,
-    /// The link class whose hops are coded; every other hop is a FIFO.
-    pub wireless_class: String,
 }
 
 impl Default for HoncParams {
@@ -164,14 +91,53 @@ impl Default for HoncParams {
             alpha: 0.875,
             fixed_loss: None,
             fixed_delay: None,
-            real_payloads: false,
             rounding: Rounding::Floor,
             retransmit: Retransmit::Deficit,
             spoof_window: 4,
             flush_after: 0.2,
             max_codec_pairs: 64,
-            wireless_class: "wireless".to_string(),
         }
+    }
+}
+
+impl Validate for HoncParams {
+    fn validate(&self) -> Result<(), Invalid> {
+        check((1..=255).contains(&self.l), "l", || format!("expected a block size l in 1..=255, found {}", self.l))?;
+        check(self.p_th > 0.0 && self.p_th < 1.0, "p_th", || format!("expected P_th in (0, 1), found {}", self.p_th))?;
+        check((0.0..1.0).contains(&self.alpha), "alpha", || format!("expected alpha in [0, 1), found {}", self.alpha))?;
+        if let Some(p) = self.fixed_loss {
+            check((0.0..=0.99).contains(&p), "fixed_loss", || format!("expected a loss rate in [0, 0.99], found {p}"))?;
+        }
+        if let Some(d) = self.fixed_delay {
+            check((0.0..=60.0).contains(&d), "fixed_delay", || format!("expected a delay in [0, 60] seconds, found {d}"))?;
+        }
+        check(self.spoof_window > 0, "spoof_window", || "expected at least 1 packet".into())?;
+        check((0.0..=60.0).contains(&self.flush_after), "flush_after", || format!("expected [0, 60] seconds, found {}", self.flush_after))?;
+        check((1..=4096).contains(&self.max_codec_pairs), "max_codec_pairs", || format!("expected 1..=4096, found {}", self.max_codec_pairs))
+    }
+}
+
+/// TCP-HONC as a scenario names it: a hop layer at every node.
+#[derive(Debug)]
+pub struct Honc;
+
+impl Scheme for Honc {
+    type Params = HoncParams;
+    const NAME: &'static str = "honc";
+    const PARAMS: &'static str = "honc";
+    const CODES_HOPS: bool = true;
+
+    fn hop_layer(params: &HoncParams, ctx: &HopContext<'_>) -> Option<Box<dyn HopLayer>> {
+        Some(Box::new(HoncNode::new(params, ctx)))
+    }
+
+    /// Seed 000 codes the wireless hops of a mesh; wired ones stay FIFOs.
+    fn default_hop_classes() -> Option<Vec<String>> {
+        Some(vec!["wireless".to_string()])
+    }
+
+    fn messages() -> Vec<(Kind, ParseFn)> {
+        vec![(wire::KIND, |b| Ok(Box::new(Frame::parse(b)?) as Box<dyn Message>))]
     }
 }
 
@@ -261,20 +227,6 @@ impl Ewma {
     pub fn update(&mut self, sample: f64) {
         self.value = self.alpha * self.value + (1.0 - self.alpha) * sample;
     }
-}
-
-/// The bytes a real-payload frame carries for `packet`: a function of the
-/// flow and sequence number, so every node can check what it decodes. The
-/// symbol is the whole packet, padded with zeros to the block's largest.
-pub(crate) fn packet_bytes(packet: &Packet, symbol_bytes: usize, out: &mut [u8]) {
-    let seq = match &packet.body {
-        crate::packet::Body::Tcp(s) => s.seq,
-        _ => 0,
-    };
-    let len = (packet.bytes as usize).min(symbol_bytes);
-    out.fill(0);
-    let content = crate::tcpnc::payload_of(packet.flow as u64 ^ 0x484F_4E43, seq, len);
-    out[..len].copy_from_slice(&content);
 }
 
 /// A deadline that is only meaningful when set.

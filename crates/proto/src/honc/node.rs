@@ -1,28 +1,29 @@
 //! The TCP-HONC layer of one node: Alg. 1 (sending) and Alg. 2 (receiving)
 //! for every hop the node has.
 
+use super::wire::{self, AckNcb, Coded, Symbol, ACK_BYTES, FRAME_HEADER_BYTES};
 use super::{
     block_size, codec_pairs, codec_pairs_ideal, decoding_probability, earliest, first_round,
-    packet_bytes, path_cost, redundancy, select_next_hop, AckNcb, Coded, Ewma, Frame, HoncParams,
-    PathCosts, Retransmit, ACK_BYTES, COST_BYTES, FRAME_HEADER_BYTES, STALLED_BYTES,
+    path_cost, redundancy, select_next_hop, Ewma, HoncParams, PathCosts, Retransmit,
 };
-use crate::packet::{Body, Direction, HopLayer, Packet};
-use crate::tcp::{Segment, BASE_HEADER_BYTES};
+use crate::frame::{Body, Frame, Receivers};
+use crate::node::{HopLayer, IfaceId, Interface, NextHop};
+use crate::packet::{FlowKey, Packet, Parsers, Payload};
+use crate::scheme::HopContext;
+use crate::tcp::{Flags, Segment, BASE_HEADER_BYTES};
 use crate::time::{Duration, Instant};
 use ncmesh_codec::coefficients;
 use ncmesh_codec::prng::SplitMix64;
 use ncmesh_codec::rlnc::{Decoder, Encoder, Received};
 use ncmesh_codec::Field;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::net::Ipv4Addr;
 use std::sync::Arc;
-
-/// The `flow` of a link-local frame: it is never routed, so no flow owns it.
-pub const LINK_LOCAL_FLOW: u32 = u32::MAX;
 
 /// What a node knows of the link to one neighbour, from its configuration.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LinkInfo {
-    pub neighbour: u32,
+    pub neighbour: Ipv4Addr,
     /// Coded hop (seed 000 codes wireless hops only) or plain FIFO.
     pub wireless: bool,
     pub capacity_bps: u64,
@@ -57,8 +58,8 @@ pub struct NodeStats {
     pub duplicates: u64,
     /// Packets refused by a wired hop's FIFO.
     pub dropped: u64,
-    /// Real-payload mode: decoded symbols that differ from what was sent.
-    pub payload_mismatches: u64,
+    /// Real-payload mode: decoded symbols that do not hold a valid packet (corruption).
+    pub malformed: u64,
 }
 
 /// A block on its way over a hop, kept until its ACK-NCB reports full rank.
@@ -66,7 +67,10 @@ pub struct NodeStats {
 struct SendBlock {
     id: u32,
     size: u32,
-    members: Arc<[Packet]>,
+    /// With virtual payloads, the packets the combinations stand for.
+    members: Option<Arc<[Packet]>>,
+    /// Bytes of a coded symbol: the block's largest packet.
+    symbol_len: usize,
     encoder: Encoder,
     /// N = round(R L) at formation: what a round sends, and what Alg. 2 step 5b subtracts r from.
     first_round: u32,
@@ -84,7 +88,7 @@ struct SendBlock {
 #[derive(Debug)]
 struct RecvBlock {
     decoder: Decoder,
-    members: Arc<[Packet]>,
+    members: Option<Arc<[Packet]>>,
     /// Receiving Timer (k, i) of Alg. 1.
     deadline: Option<Instant>,
     /// The timer expired and no combination has come since.
@@ -97,10 +101,10 @@ struct Neighbour {
     link: LinkInfo,
     // Sending over (m, n).
     /// Q_e: per-flow buffers of original packets waiting for a block.
-    queues: BTreeMap<u32, VecDeque<(Instant, Packet)>>,
+    queues: BTreeMap<FlowKey, VecDeque<(Instant, Packet)>>,
     queued: usize,
     /// The flow the last block's round robin ended on.
-    turn: Option<u32>,
+    turn: Option<FlowKey>,
     /// Codec pairs in use (B''), oldest block first.
     blocks: Vec<SendBlock>,
     /// The block whose round is being sent: a round goes out back to back, so
@@ -110,7 +114,7 @@ struct Neighbour {
     hop_seq: u32,
     /// When recent frames left, by hop sequence number, for delay samples.
     sent_log: VecDeque<(u32, Instant)>,
-    /// Wired hop: the FIFO. Wireless: packets that are not coded (UDP).
+    /// Uncoded hop: the FIFO. Coded: packets that are not coded (UDP, ACKs).
     passing: VecDeque<Packet>,
     loss: Ewma,
     delay: Ewma,
@@ -120,7 +124,7 @@ struct Neighbour {
     b_ideal: u32,
     b: u32,
     /// Flows seen on this hop and when, for N_mn of eq. (1).
-    active: BTreeMap<u32, Instant>,
+    active: BTreeMap<FlowKey, Instant>,
     largest_packet: u32,
     // Receiving over (n, m).
     rx: BTreeMap<u32, RecvBlock>,
@@ -260,55 +264,61 @@ struct FlowState {
     /// Packets of the flow reached this node coded: it is not the flow's ingress.
     decoded_here: bool,
     ingress: Option<Ingress>,
-    /// The neighbour the flow's data last left by.
-    next: Option<u32>,
+    /// The neighbour (interface) the flow's data last left by.
+    next: Option<IfaceId>,
     /// N_s(m) of eq. (16), as routing last offered it: empty where the
     /// flow has one next hop.
-    candidates: Vec<u32>,
+    candidates: Vec<IfaceId>,
     /// Packets this node has chosen a next hop for, to take turns among ties.
     choices: u32,
-    /// Q_em: decoded packets wait here until they are in sequence.
-    expected: u64,
+    /// Q_em: decoded packets wait here until they are in sequence: the next
+    /// sequence number due, its offset in the stream, and what waits by offset.
+    expected: u32,
+    expected_offset: u64,
     waiting: BTreeMap<u64, Packet>,
+    /// The window scale the flow's receiver announced, for spoofed ACKs.
+    window_scale: u8,
 }
 
 /// The ingress side of Fig. 4: what has been taken from the TCP sender.
 #[derive(Debug)]
 struct Ingress {
     /// End of the contiguous data taken; every spoofed ACK acknowledges it.
-    accepted: u64,
+    accepted: u32,
     mss: u32,
-    next: u32,
+    next: IfaceId,
     /// The last (ack, window) advertised, to skip redundant updates.
-    advertised: (u64, u32),
+    advertised: (u32, u32),
 }
 
-/// Q_em: releases `packet` into `out` once every earlier byte of its flow
-/// has been, dropping what was already released.
+/// Q_em: releases the data segment `packet` into `out` once every earlier
+/// byte of its flow has been, dropping what was already released.
 fn resequence(state: &mut FlowState, packet: Packet, out: &mut VecDeque<Packet>) {
-    let Body::Tcp(segment) = &packet.body else {
+    let Payload::Tcp(segment) = &packet.payload else {
         out.push_back(packet);
         return;
     };
-    let (seq, end) = (segment.seq, segment.end());
-    if seq < state.expected {
+    let ahead = segment.seq.wrapping_sub(state.expected) as i32;
+    if ahead < 0 {
         return;
     }
-    if seq > state.expected {
-        state.waiting.insert(seq, packet);
+    if ahead > 0 {
+        state.waiting.insert(state.expected_offset + ahead as u64, packet);
         return;
     }
-    state.expected = end;
-    out.push_back(packet);
-    while let Some(entry) = state.waiting.first_entry() {
-        if *entry.key() != state.expected {
-            break;
+    let mut packet = packet;
+    loop {
+        let len = match &packet.payload {
+            Payload::Tcp(s) => s.len(),
+            _ => 0,
+        };
+        state.expected = state.expected.wrapping_add(len);
+        state.expected_offset += len as u64;
+        out.push_back(packet);
+        match state.waiting.first_entry() {
+            Some(entry) if *entry.key() == state.expected_offset => packet = entry.remove(),
+            _ => break,
         }
-        let p = entry.remove();
-        if let Body::Tcp(s) = &p.body {
-            state.expected = s.end();
-        }
-        out.push_back(p);
     }
 }
 
@@ -316,12 +326,17 @@ fn resequence(state: &mut FlowState, packet: Packet, out: &mut VecDeque<Packet>)
 #[derive(Debug)]
 pub struct HoncNode {
     params: HoncParams,
+    addr: Ipv4Addr,
+    real_payloads: bool,
+    parsers: Arc<Parsers>,
     field: Field,
     rng: SplitMix64,
+    /// One per interface: seed 000's hops are point to point.
     neighbours: Vec<Neighbour>,
-    /// Flows whose destination is this node.
-    local: BTreeSet<u32>,
-    flows: BTreeMap<u32, FlowState>,
+    /// What the flows' handshakes settled: the initial sequence number and
+    /// the receiver's window scale, by flow.
+    tcp: BTreeMap<FlowKey, (u32, u8)>,
+    flows: BTreeMap<FlowKey, FlowState>,
     to_ip: VecDeque<Packet>,
     costs: PathCosts,
     stats: NodeStats,
@@ -338,23 +353,25 @@ const UPDATE_ONLY: u32 = u32::MAX;
 const SENT_LOG: usize = 4096;
 
 impl HoncNode {
-    /// `links` describes the node's hop to each neighbour, `local` names the
-    /// flows that end at this node (they are delivered in sequence), and
-    /// `seed` drives the coefficients.
-    pub fn new(
-        params: &HoncParams,
-        links: Vec<LinkInfo>,
-        local: impl IntoIterator<Item = u32>,
-        seed: u64,
-    ) -> HoncNode {
+    /// The layer of the node `ctx` describes: one neighbour per interface,
+    /// a coded hop where the interface is coded, a FIFO elsewhere.
+    pub fn new(params: &HoncParams, ctx: &HopContext<'_>) -> HoncNode {
+        let links = ctx.interfaces.iter().map(|i| LinkInfo {
+            neighbour: i.neighbours.first().copied().unwrap_or(Ipv4Addr::UNSPECIFIED),
+            wireless: i.coded,
+            capacity_bps: i.capacity_bps,
+            delay: i.delay,
+            loss: i.loss,
+            queue: i.queue as u32,
+        });
         HoncNode {
-            local: local.into_iter().collect(),
+            addr: ctx.addr,
+            real_payloads: ctx.real_payloads,
+            parsers: ctx.parsers.clone(),
             field: Field::new(8).expect("GF(2^8) exists"),
-            rng: SplitMix64::new(seed),
-            neighbours: links
-                .into_iter()
-                .map(|l| Neighbour::new(l, params))
-                .collect(),
+            rng: SplitMix64::new(ctx.seed),
+            neighbours: links.map(|l| Neighbour::new(l, params)).collect(),
+            tcp: ctx.flows.iter().filter_map(|f| Some((f.key, (f.tcp.as_ref()?.isn, f.tcp.as_ref()?.config.window_scale())))).collect(),
             params: params.clone(),
             flows: BTreeMap::new(),
             to_ip: VecDeque::new(),
@@ -369,15 +386,15 @@ impl HoncNode {
         self.stats
     }
 
-    /// (B'_mn, B_mn, B''_mn) towards `next`.
-    pub fn codec_pairs(&self, next: u32) -> Option<(u32, u32, u32)> {
-        let n = self.neighbours.iter().find(|n| n.link.neighbour == next)?;
+    /// (B'_mn, B_mn, B''_mn) towards the neighbour on interface `next`.
+    pub fn codec_pairs(&self, next: IfaceId) -> Option<(u32, u32, u32)> {
+        let n = self.neighbours.get(next)?;
         Some((n.b_ideal, n.b, n.blocks.len() as u32))
     }
 
     /// The estimated loss rate and propagation delay (seconds) towards `next`, eqs. (18)-(19).
-    pub fn estimates(&self, next: u32) -> Option<(f64, f64)> {
-        let n = self.neighbours.iter().find(|n| n.link.neighbour == next)?;
+    pub fn estimates(&self, next: IfaceId) -> Option<(f64, f64)> {
+        let n = self.neighbours.get(next)?;
         Some((
             n.loss_estimate(&self.params),
             self.params.fixed_delay.unwrap_or(n.delay.value),
@@ -385,28 +402,26 @@ impl HoncNode {
     }
 
     /// Whether block `block` towards `next` is still held (not yet acknowledged).
-    pub fn holds_block(&self, next: u32, block: u32) -> bool {
-        self.neighbours
-            .iter()
-            .any(|n| n.link.neighbour == next && n.blocks.iter().any(|b| b.id == block))
+    pub fn holds_block(&self, next: IfaceId, block: u32) -> bool {
+        self.neighbours.get(next).is_some_and(|n| n.blocks.iter().any(|b| b.id == block))
     }
 
-    /// Eq. (16): the next hop among `candidates` for `flow`. Pure: the
-    /// driver reaches it through [`HopLayer::choose_next_hop`], which also
-    /// remembers the candidates for eq. (17).
-    pub fn choose_next_hop(&self, flow: u32, candidates: &[u32]) -> Option<u32> {
+    /// Eq. (16): the next hop among the interfaces `candidates` for `flow`.
+    /// Pure: the node reaches it through [`HopLayer::choose_next_hop`],
+    /// which also remembers the candidates for eq. (17).
+    pub fn best_next_hop(&self, flow: &FlowKey, candidates: &[IfaceId]) -> Option<IfaceId> {
         let terms: Vec<(u32, f64)> = candidates
             .iter()
-            .filter_map(|&c| Some((c, self.hop_cost(flow, c)?)))
+            .filter_map(|&c| Some((c as u32, self.hop_cost(flow, c)?)))
             .collect();
-        select_next_hop(&terms).map(|(n, _)| n)
+        select_next_hop(&terms).map(|(n, _)| n as IfaceId)
     }
 
     /// Eq. (17): C_m^s through n(s), the cheapest of the flow's next hops
     /// (its only one, where it has one); zero where the coded region ends
     /// (a wired next hop or none).
-    pub fn cost(&self, flow: u32) -> f64 {
-        let Some(state) = self.flows.get(&flow) else {
+    pub fn cost(&self, flow: &FlowKey) -> f64 {
+        let Some(state) = self.flows.get(flow) else {
             return 0.0;
         };
         // Candidates recorded for the flow's ACKs (where the node only sees
@@ -415,7 +430,7 @@ impl HoncNode {
             let terms: Vec<(u32, f64)> = state
                 .candidates
                 .iter()
-                .filter_map(|&c| Some((c, self.hop_cost(flow, c)?)))
+                .filter_map(|&c| Some((c as u32, self.hop_cost(flow, c)?)))
                 .collect();
             return select_next_hop(&terms).map_or(0.0, |(_, c)| c);
         }
@@ -425,8 +440,8 @@ impl HoncNode {
             .unwrap_or(0.0)
     }
 
-    fn hop_cost(&self, flow: u32, next: u32) -> Option<f64> {
-        let n = self.neighbours.iter().find(|n| n.link.neighbour == next)?;
+    fn hop_cost(&self, flow: &FlowKey, next: IfaceId) -> Option<f64> {
+        let n = self.neighbours.get(next)?;
         if !n.link.wireless {
             return Some(0.0);
         }
@@ -435,29 +450,8 @@ impl HoncNode {
             n.backlog_here(),
             pps,
             n.loss_estimate(&self.params),
-            self.costs.downstream(next, flow),
+            self.costs.downstream(next as u32, flow.id()),
         ))
-    }
-
-    fn index(&mut self, neighbour: u32) -> usize {
-        if let Some(i) = self
-            .neighbours
-            .iter()
-            .position(|n| n.link.neighbour == neighbour)
-        {
-            return i;
-        }
-        // A neighbour the constructor did not name: treat its hop as wired.
-        let link = LinkInfo {
-            neighbour,
-            wireless: false,
-            capacity_bps: u64::MAX,
-            delay: Duration::ZERO,
-            loss: 0.0,
-            queue: u32::MAX,
-        };
-        self.neighbours.push(Neighbour::new(link, &self.params));
-        self.neighbours.len() - 1
     }
 
     /// The left side of eq. (12) as this node reports it to `except`: its
@@ -494,16 +488,13 @@ impl HoncNode {
 
     /// Fig. 4: acknowledge everything taken from the flow's sender, and open
     /// its window by the room left in the flow's buffer.
-    fn spoof(&mut self, flow: u32, force: bool) {
+    fn spoof(&mut self, flow: FlowKey, force: bool) {
         let Some(state) = self.flows.get_mut(&flow) else {
             return;
         };
         let Some(ing) = state.ingress.as_mut() else {
             return;
         };
-        if !self.neighbours.iter().any(|n| n.link.neighbour == ing.next) {
-            return;
-        }
         // The flow's buffer is Q_e over every next hop eq. (16) spreads it
         // on, and each of them needs a block's worth to code without waiting
         // for flush_after: the window is spoof_window per next hop.
@@ -524,31 +515,37 @@ impl HoncNode {
         }
         ing.advertised = (ing.accepted, room);
         self.stats.spoofed_acks += 1;
-        let ack = Segment::ack(ing.accepted, room);
-        self.to_ip.push_back(Packet {
-            flow,
-            direction: Direction::Reverse,
-            bytes: ack.wire_bytes(),
-            body: Body::Tcp(ack),
-        });
+        let mut ack = Segment::new(flow.dst_port, flow.src_port);
+        ack.ack = ing.accepted;
+        ack.flags = Flags::ACK;
+        ack.window = (room >> state.window_scale).min(u16::MAX as u32) as u16;
+        self.to_ip.push_back(Packet::new(flow.dst, flow.src, Payload::Tcp(ack)));
+    }
+
+    /// The flow's state, started with what its handshake settled.
+    fn flow_state(&mut self, flow: FlowKey) -> &mut FlowState {
+        let tcp = &self.tcp;
+        self.flows.entry(flow).or_insert_with(|| {
+            let (isn, window_scale) = tcp.get(&flow).copied().unwrap_or((0, 0));
+            FlowState { expected: isn, window_scale, ..FlowState::default() }
+        })
     }
 
     /// A TCP data packet for a wireless next hop: Alg. 2 step 2.
-    fn take_data(&mut self, now: Instant, i: usize, packet: Packet, segment: &Segment) {
-        let next = self.neighbours[i].link.neighbour;
-        let flow = packet.flow;
-        let state = self.flows.entry(flow).or_default();
-        state.next = Some(next);
+    fn take_data(&mut self, now: Instant, i: usize, flow: FlowKey, packet: Packet, segment: &Segment) {
+        let isn = self.tcp.get(&flow).map_or(segment.seq, |t| t.0);
+        let state = self.flow_state(flow);
+        state.next = Some(i);
         let ingress = !state.decoded_here;
         if ingress {
             let ing = state.ingress.get_or_insert(Ingress {
-                accepted: 0,
-                mss: segment.len,
-                next,
-                advertised: (0, 0),
+                accepted: isn,
+                mss: segment.len(),
+                next: i,
+                advertised: (isn, 0),
             });
-            ing.next = next;
-            ing.mss = ing.mss.max(segment.len);
+            ing.next = i;
+            ing.mss = ing.mss.max(segment.len());
             if segment.seq != ing.accepted {
                 // A retransmission of data already taken (or data beyond a gap,
                 // which an in-order sender never makes): remind the sender.
@@ -559,7 +556,7 @@ impl HoncNode {
             ing.accepted = segment.end();
         }
         let n = &mut self.neighbours[i];
-        n.largest_packet = n.largest_packet.max(packet.bytes);
+        n.largest_packet = n.largest_packet.max(packet.wire_len() as u32);
         n.active.insert(flow, now);
         n.queues.entry(flow).or_default().push_back((now, packet));
         n.queued += 1;
@@ -627,17 +624,16 @@ impl HoncNode {
                 touched.push(flow);
             }
         }
-        let symbol_bytes = if params.real_payloads {
-            members.iter().map(|p| p.bytes).max().unwrap_or(0) as usize
-        } else {
-            0
-        };
-        let mut encoder =
-            Encoder::new(self.field, take, symbol_bytes).expect("a block of 1..=L packets");
-        if symbol_bytes > 0 {
-            let mut buf = vec![0; symbol_bytes];
+        // A symbol is a whole IP packet, padded with zeros to the block's largest.
+        let symbol_len = members.iter().map(Packet::wire_len).max().unwrap_or(0);
+        let mut encoder = Encoder::new(self.field, take, if self.real_payloads { symbol_len } else { 0 }).expect("a block of 1..=L packets");
+        if self.real_payloads {
+            let mut buf = vec![0; symbol_len];
             for (k, p) in members.iter().enumerate() {
-                packet_bytes(p, symbol_bytes, &mut buf);
+                buf.fill(0);
+                // A member that cannot be emitted (a bug) codes as zeros and
+                // fails to parse where it decodes.
+                let _ = p.emit_into(&mut buf[..p.wire_len()]);
                 encoder.set_symbol(k, &buf).expect("one symbol");
             }
         }
@@ -648,7 +644,8 @@ impl HoncNode {
         n.blocks.push(SendBlock {
             id,
             size: take as u32,
-            members: members.into(),
+            members: (!self.real_payloads).then(|| members.into()),
+            symbol_len,
             encoder,
             first_round: rounds,
             owed: rounds,
@@ -665,7 +662,7 @@ impl HoncNode {
     }
 
     /// The next combination of block `b` towards neighbour `i`.
-    fn combination(&mut self, now: Instant, i: usize, b: usize) -> Packet {
+    fn combination(&mut self, now: Instant, i: usize, b: usize) -> Frame {
         let seed = self.rng.next_u64();
         let n = &mut self.neighbours[i];
         let timeout = n.ack_timeout(n.blocks[b].size, n.blocks[b].backoff);
@@ -682,27 +679,19 @@ impl HoncNode {
         if block.owed == 0 {
             block.deadline = Some(now + timeout);
         }
-        let largest = block.members.iter().map(|p| p.bytes).max().unwrap_or(0);
         block.last_frame = n.hop_seq;
-        let frame = Coded {
-            block: block.id,
-            hop_seq: n.hop_seq,
-            seed,
-            payload,
-            members: block.members.clone(),
+        let symbol = match &block.members {
+            Some(members) => Symbol::Virtual { len: block.symbol_len, members: members.clone() },
+            None => Symbol::Real(payload),
         };
+        let frame = Coded { block: block.id, size: block.size as u8, hop_seq: n.hop_seq, seed, symbol };
         n.sent_log.push_back((n.hop_seq, now));
         if n.sent_log.len() > SENT_LOG {
             n.sent_log.pop_front();
         }
         n.hop_seq = n.hop_seq.wrapping_add(1);
         self.stats.frames_sent += 1;
-        Packet {
-            flow: LINK_LOCAL_FLOW,
-            direction: Direction::Forward,
-            bytes: largest + FRAME_HEADER_BYTES,
-            body: Body::Honc(Box::new(Frame::Coded(frame))),
-        }
+        Frame::message(Receivers::One(n.link.neighbour), Box::new(wire::Frame::Coded(frame)))
     }
 
     /// Alg. 2 step 4: a combination from neighbour `i`.
@@ -719,7 +708,7 @@ impl HoncNode {
                 .update(now.saturating_since(last).as_secs_f64().clamp(tx, 2.0 * tx));
         }
         n.last_arrival = Some(now);
-        let size = c.members.len();
+        let size = c.size as usize;
         if n.is_finished(c.block) {
             // Its ACK-NCB was lost: say again that it decoded.
             let backlog = self.backlog_except(i);
@@ -728,10 +717,13 @@ impl HoncNode {
         }
         let backlog = self.backlog_except(i);
         let n = &mut self.neighbours[i];
-        let symbol_bytes = c.payload.len();
+        let (symbol_bytes, payload, members) = match &c.symbol {
+            Symbol::Real(bytes) => (bytes.len(), &bytes[..], None),
+            Symbol::Virtual { members, .. } => (0, &[][..], Some(members.clone())),
+        };
         let entry = n.rx.entry(c.block).or_insert_with(|| RecvBlock {
             decoder: Decoder::new(field, size, symbol_bytes).expect("a block of 1..=L packets"),
-            members: c.members.clone(),
+            members,
             deadline: None,
             stalled: false,
         });
@@ -740,7 +732,7 @@ impl HoncNode {
         coefficients::generate(field, c.seed, &mut self.scratch[..size]);
         let outcome = entry
             .decoder
-            .consume(&self.scratch[..size], &c.payload)
+            .consume(&self.scratch[..size], payload)
             .unwrap_or(Received::NotInnovative);
         if outcome != Received::Complete {
             let wait = Duration::from_secs_f64(n.gap.value.max(tx) * size as f64);
@@ -751,17 +743,22 @@ impl HoncNode {
         n.finish(c.block);
         n.queue_ack(c.block, size as u8, backlog);
         self.stats.blocks_decoded += 1;
-        if symbol_bytes > 0 {
-            let mut want = vec![0; symbol_bytes];
-            for (k, p) in done.members.iter().enumerate() {
-                packet_bytes(p, symbol_bytes, &mut want);
-                if done.decoder.symbol(k) != Some(&want[..]) {
-                    self.stats.payload_mismatches += 1;
-                }
-            }
-        }
-        for p in done.members.iter() {
-            self.release(p.clone());
+        // Real symbols hold whole IP packets, each with its own length;
+        // virtual ones stand for the packets the block's frames carried.
+        let decoded: Vec<Packet> = match done.members.take() {
+            Some(members) => members.to_vec(),
+            None => (0..size)
+                .filter_map(|k| {
+                    let bytes = done.decoder.symbol(k).unwrap_or(&[]);
+                    let for_us = bytes.get(16..20).is_some_and(|d| d == self.addr.octets());
+                    let parsed = Packet::parse(bytes, &self.parsers, for_us);
+                    self.stats.malformed += parsed.is_err() as u64;
+                    parsed.ok()
+                })
+                .collect(),
+        };
+        for p in decoded {
+            self.release(p);
         }
     }
 
@@ -771,9 +768,14 @@ impl HoncNode {
     /// back in sequence (Q_em), so a block waiting for a retransmission does
     /// not hold up the blocks behind it at every hop.
     fn release(&mut self, packet: Packet) {
-        let state = self.flows.entry(packet.flow).or_default();
+        let Some(flow) = data_flow(&packet) else {
+            return self.to_ip.push_back(packet);
+        };
+        let local = packet.dst == self.addr;
+        let state = self.flow_state(flow);
         state.decoded_here = true;
-        if self.local.contains(&packet.flow) {
+        if local && is_data(&packet) {
+            let state = self.flows.get_mut(&flow).expect("just made");
             resequence(state, packet, &mut self.to_ip);
         } else {
             self.to_ip.push_back(packet);
@@ -783,9 +785,8 @@ impl HoncNode {
     /// Alg. 2 step 5: an ACK-NCB from neighbour `i`.
     fn receive_ack(&mut self, now: Instant, i: usize, a: AckNcb) {
         let params = &self.params;
-        let neighbour = self.neighbours[i].link.neighbour;
         for &(flow, cost) in &a.costs {
-            self.costs.report(neighbour, flow, cost as f64);
+            self.costs.report(i as u32, flow, cost as f64);
         }
         let n = &mut self.neighbours[i];
         // Eq. (18): p_this = 1 - r/s over the frames sent since the last report,
@@ -853,20 +854,19 @@ impl HoncNode {
         }
     }
 
-    fn ack_frame(&mut self, now: Instant, i: usize, block: u32, rank: u8, backlog: u32) -> Packet {
+    fn ack_frame(&mut self, now: Instant, i: usize, block: u32, rank: u8, backlog: u32) -> Frame {
         let backlog = if backlog == u32::MAX {
             self.backlog_except(i)
         } else {
             backlog
         };
-        let from = self.neighbours[i].link.neighbour;
-        let flows: Vec<u32> = self
+        let flows: Vec<FlowKey> = self
             .flows
             .iter()
-            .filter(|(_, s)| s.next.is_some_and(|n| n != from))
+            .filter(|(_, s)| s.next.is_some_and(|n| n != i))
             .map(|(&f, _)| f)
             .collect();
-        let costs: Vec<(u32, f32)> = flows.into_iter().map(|f| (f, self.cost(f) as f32)).collect();
+        let costs: Vec<(u32, f32)> = flows.into_iter().map(|f| (f.id(), self.cost(&f) as f32)).collect();
         self.neighbours[i].reported = backlog;
         let n = &self.neighbours[i];
         let stalled: Vec<(u32, u8)> =
@@ -887,30 +887,54 @@ impl HoncNode {
             costs,
         };
         self.stats.acks_sent += 1;
-        let bytes = ACK_BYTES
-            + STALLED_BYTES * ack.stalled.len() as u32
-            + COST_BYTES * ack.costs.len() as u32;
-        Packet {
-            flow: LINK_LOCAL_FLOW,
-            direction: Direction::Reverse,
-            bytes,
-            body: Body::Honc(Box::new(Frame::Ack(ack))),
-        }
+        Frame::message(Receivers::One(n.link.neighbour), Box::new(wire::Frame::Ack(ack)))
+    }
+
+    fn stat_counters(&self) -> Vec<(&'static str, u64)> {
+        let s = self.stats;
+        vec![
+            ("blocks_formed", s.blocks_formed),
+            ("blocks_acked", s.blocks_acked),
+            ("blocks_decoded", s.blocks_decoded),
+            ("frames_sent", s.frames_sent),
+            ("frames_resent", s.frames_resent),
+            ("ack_timeouts", s.ack_timeouts),
+            ("held_by_pairs", s.held_by_pairs),
+            ("held_by_backlog", s.held_by_backlog),
+            ("held_by_queue", s.held_by_queue),
+            ("acks_sent", s.acks_sent),
+            ("spoofed_acks", s.spoofed_acks),
+            ("swallowed_acks", s.swallowed_acks),
+            ("duplicates", s.duplicates),
+            ("dropped", s.dropped),
+            ("malformed", s.malformed),
+        ]
     }
 }
 
+/// The flow a packet's data belongs to: a pure TCP ACK belongs to the flow
+/// in the other direction.
+fn data_flow(packet: &Packet) -> Option<FlowKey> {
+    let flow = packet.flow()?;
+    Some(if is_data(packet) || !matches!(packet.payload, Payload::Tcp(_)) { flow } else { flow.reversed() })
+}
+
+/// A TCP segment with data.
+fn is_data(packet: &Packet) -> bool {
+    matches!(&packet.payload, Payload::Tcp(s) if !s.is_empty())
+}
+
 impl HopLayer for HoncNode {
-    fn handle_forward(&mut self, now: Instant, next: u32, packet: Packet) {
-        let i = self.index(next);
+    fn handle_forward(&mut self, now: Instant, packet: Packet, next: NextHop, _iface: &mut Interface) {
+        let i = next.iface;
         let wireless = self.neighbours[i].link.wireless;
-        match &packet.body {
-            Body::Tcp(segment) if wireless && segment.len > 0 => {
-                let segment = *segment;
-                self.take_data(now, i, packet, &segment);
+        let flow = data_flow(&packet);
+        match (&packet.payload, flow) {
+            (Payload::Tcp(segment), Some(flow)) if wireless && !segment.is_empty() => {
+                let segment = segment.clone();
+                self.take_data(now, i, flow, packet, &segment);
             }
-            Body::Tcp(segment)
-                if wireless && packet.direction == Direction::Reverse && segment.is_ack() =>
-            {
+            (Payload::Tcp(_), _) if wireless => {
                 // Alg. 2 step 3: the sender already has its spoofed ACKs, and
                 // HONC delivers reliably hop by hop: the real ACK ends here.
                 self.stats.swallowed_acks += 1;
@@ -920,11 +944,7 @@ impl HopLayer for HoncNode {
                 // Q_em: HONC has already delivered them reliably and the
                 // sender will not resend them, so they are never dropped.
                 // Anything else meets the hop's DropTail limit.
-                if let Some(state) = self
-                    .flows
-                    .get_mut(&packet.flow)
-                    .filter(|f| f.decoded_here && matches!(packet.body, Body::Tcp(_)))
-                {
+                if let Some(state) = flow.and_then(|f| self.flows.get_mut(&f)).filter(|f| f.decoded_here && is_data(&packet)) {
                     resequence(state, packet, &mut self.neighbours[i].passing);
                     return;
                 }
@@ -938,15 +958,21 @@ impl HopLayer for HoncNode {
         }
     }
 
-    fn handle_frame(&mut self, now: Instant, from: u32, frame: Packet) {
-        let i = self.index(from);
+    /// HONC frames are the layer's; an IP packet joins the decoded ones on
+    /// their way to IP, in the order they came.
+    fn handle_frame(&mut self, now: Instant, iface: IfaceId, frame: Frame, addressed: bool) -> Option<Frame> {
         match frame.body {
-            Body::Honc(f) => match *f {
-                Frame::Coded(c) => self.receive_coded(now, i, c),
-                Frame::Ack(a) => self.receive_ack(now, i, a),
+            Body::Packet(p) if addressed => self.to_ip.push_back(p),
+            Body::Message(m) => match m.downcast::<wire::Frame>() {
+                Ok(f) => match *f {
+                    wire::Frame::Coded(c) => self.receive_coded(now, iface, c),
+                    wire::Frame::Ack(a) => self.receive_ack(now, iface, a),
+                },
+                Err(m) => return Some(Frame { body: Body::Message(m), ..frame }),
             },
-            _ => self.to_ip.push_back(frame),
+            _ => {}
         }
+        None
     }
 
     fn handle_timeout(&mut self, now: Instant) {
@@ -1002,17 +1028,13 @@ impl HopLayer for HoncNode {
         next
     }
 
-    fn poll_frame(&mut self, now: Instant, next: u32) -> Option<Packet> {
-        let i = self
-            .neighbours
-            .iter()
-            .position(|n| n.link.neighbour == next)?;
+    fn poll_frame(&mut self, now: Instant, i: IfaceId, _iface: &mut Interface) -> Option<Frame> {
         if let Some((block, rank, backlog)) = self.neighbours[i].acks.pop_front() {
             return Some(self.ack_frame(now, i, block, rank, backlog));
         }
         let n = &mut self.neighbours[i];
         if let Some(p) = n.passing.pop_front() {
-            return Some(p);
+            return Some(Frame::packet(n.link.neighbour, p));
         }
         if !n.link.wireless {
             return None;
@@ -1041,16 +1063,18 @@ impl HopLayer for HoncNode {
     /// Ties, common while the queues are empty, are taken in turn: sending
     /// them all to routing's first candidate would keep each flow mostly on
     /// the path its flow number picks, and the flows on the busier one slower.
-    fn choose_next_hop(&mut self, _now: Instant, flow: u32, candidates: &[u32]) -> Option<u32> {
-        let state = self.flows.entry(flow).or_default();
+    fn choose_next_hop(&mut self, _now: Instant, packet: &Packet, candidates: &[NextHop]) -> Option<usize> {
+        let flow = data_flow(packet)?;
+        let candidates: Vec<IfaceId> = candidates.iter().map(|c| c.iface).collect();
+        let state = self.flow_state(flow);
         if state.candidates != candidates {
-            state.candidates = candidates.to_vec();
+            state.candidates = candidates.clone();
         }
         let turn = state.choices as usize;
         state.choices = state.choices.wrapping_add(1);
         let terms: Vec<(u32, f64)> = candidates
             .iter()
-            .filter_map(|&c| Some((c, self.hop_cost(flow, c)?)))
+            .filter_map(|&c| Some((c as u32, self.hop_cost(&flow, c)?)))
             .collect();
         let (_, best) = select_next_hop(&terms)?;
         let tied: Vec<u32> = terms
@@ -1058,13 +1082,15 @@ impl HopLayer for HoncNode {
             .filter(|&&(_, c)| c <= best)
             .map(|&(n, _)| n)
             .collect();
-        Some(tied[turn % tied.len()])
+        let chosen = tied[turn % tied.len()] as IfaceId;
+        candidates.iter().position(|&c| c == chosen)
     }
 
-    fn queue_len(&self, next: u32) -> usize {
-        self.neighbours
-            .iter()
-            .find(|n| n.link.neighbour == next)
-            .map_or(0, |n| n.backlog_here() as usize)
+    fn held(&self, id: IfaceId) -> usize {
+        self.neighbours.get(id).map_or(0, |n| n.backlog_here() as usize)
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.stat_counters()
     }
 }

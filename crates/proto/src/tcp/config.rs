@@ -1,5 +1,6 @@
 //! TCP parameters: every knob with its default, as a scenario names them.
 
+use crate::params::{check, Invalid, KeyPath, Validate};
 use crate::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -167,5 +168,65 @@ impl Default for TcpConfig {
     }
 }
 
-/// Bytes of IPv4 and TCP headers without options.
-pub const BASE_HEADER_BYTES: u32 = 40;
+impl TcpConfig {
+    /// The receive window in bytes.
+    pub fn window_bytes(&self) -> u64 {
+        self.rcv_window as u64 * self.mss as u64
+    }
+
+    /// The window scale (RFC 7323) a receiver with this configuration
+    /// announces: the smallest shift that fits its window in the 16-bit
+    /// field. Without a handshake both ends, and any middlebox that speaks
+    /// for one of them, read it from the configuration they share.
+    pub fn window_scale(&self) -> u8 {
+        let mut shift = 0;
+        while self.window_bytes() >> shift > u16::MAX as u64 && shift < 14 {
+            shift += 1;
+        }
+        shift
+    }
+}
+
+impl Validate for TcpConfig {
+    fn validate(&self) -> Result<(), Invalid> {
+        for (key, value) in [("mss", self.mss), ("initial_cwnd", self.initial_cwnd), ("rcv_window", self.rcv_window), ("dupthresh", self.dupthresh)] {
+            check(value > 0, key, || "expected at least 1".into())?;
+        }
+        check(self.mss <= 65_000, "mss", || format!("expected at most 65000 bytes, found {}", self.mss))?;
+        check(self.window_bytes() <= (u16::MAX as u64) << 14, "rcv_window", || {
+            format!("expected rcv_window * mss of at most 1 GiB (the largest scaled TCP window), found {} bytes", self.window_bytes())
+        })?;
+        check(self.min_rto <= self.max_rto, "min_rto", || "expected min_rto <= max_rto".into())?;
+        check(self.min_rto.as_nanos() > 0, "min_rto", || "expected a positive minimum RTO".into())?;
+        let beta = self.cubic.beta;
+        check(beta > 0.0 && beta < 1.0, "cubic", || format!("expected beta in (0, 1), found {beta}")).map_err(|e| Invalid::new(KeyPath::default().key("cubic").key("beta"), e.message))?;
+        check(self.cubic.c > 0.0, "cubic", || "expected C > 0".into()).map_err(|e| Invalid::new(KeyPath::default().key("cubic").key("c"), e.message))?;
+        let v = self.vegas;
+        check(v.alpha >= 0.0 && v.alpha <= v.beta && v.gamma >= 0.0, "vegas", || {
+            format!("expected 0 <= alpha <= beta and gamma >= 0, found alpha {} beta {} gamma {}", v.alpha, v.beta, v.gamma)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_scale_is_the_least_that_fits() {
+        let c = |rcv_window, mss| TcpConfig { rcv_window, mss, ..TcpConfig::default() };
+        assert_eq!(c(65, 1000).window_scale(), 0);
+        assert_eq!(c(100, 1000).window_scale(), 1, "100000 bytes need one shift");
+        assert_eq!(c(1000, 1460).window_scale(), 5, "1460000 >> 5 = 45625");
+        assert_eq!(c(u32::MAX, 65_000).window_scale(), 14);
+    }
+
+    #[test]
+    fn checks_name_the_key() {
+        let bad = TcpConfig { mss: 0, ..TcpConfig::default() };
+        assert_eq!(bad.validate().unwrap_err().to_string(), "mss: expected at least 1");
+        let bad = TcpConfig { cubic: CubicParams { beta: 1.5, ..CubicParams::default() }, ..TcpConfig::default() };
+        assert_eq!(bad.validate().unwrap_err().path.to_string(), "cubic.beta");
+        assert!(TcpConfig::default().validate().is_ok());
+    }
+}

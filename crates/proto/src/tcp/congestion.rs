@@ -9,10 +9,6 @@
 
 use std::fmt::Debug;
 
-use super::config::{Control, TcpConfig};
-use super::cubic::Cubic;
-use super::reno::Reno;
-use super::vegas::Vegas;
 use crate::time::{Duration, Instant};
 
 /// The per-flow window state the algorithms read and write, in bytes.
@@ -70,15 +66,6 @@ pub trait CongestionControl: Debug + Send {
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Instant) {}
 
     fn on_timeout(&mut self, _w: &mut Window, _now: Instant) {}
-}
-
-/// The algorithm a configuration names.
-pub fn new_control(config: &TcpConfig) -> Box<dyn CongestionControl> {
-    match config.variant.control() {
-        Control::Reno => Box::new(Reno::new()),
-        Control::Vegas => Box::new(Vegas::new(config.vegas)),
-        Control::Cubic => Box::new(Cubic::new(config.cubic)),
-    }
 }
 
 /// RFC 5681 slow start: one MSS per ACK at most, so that ACK division

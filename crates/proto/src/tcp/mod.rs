@@ -2,13 +2,17 @@
 //! window and loss recovery, and a [`TcpReceiver`] that acknowledges.
 //!
 //! There is no handshake or teardown: like ns-2's one-way agents, a
-//! connection starts established. Congestion control is the
-//! [`CongestionControl`] trait, one file per algorithm; loss recovery is
-//! split the same way (`recovery.rs` for Reno and the common entry and
-//! exit, `newreno.rs`, `sack.rs`). See `docs/protocols/tcp.md`.
+//! connection starts established, with what a handshake would have settled
+//! (ports, initial sequence numbers, window scale) given to both ends as a
+//! [`Connection`] and their shared [`TcpConfig`]. Congestion control is the
+//! [`CongestionControl`] trait, one file per algorithm, built by name in
+//! `controls.rs`; loss recovery is split the same way (`recovery.rs` for
+//! Reno and the common entry and exit, `newreno.rs`, `sack.rs`). Segments
+//! have a real wire format (`wire.rs`). See `docs/protocols/tcp.md`.
 
 mod config;
 mod congestion;
+mod controls;
 mod cubic;
 mod newreno;
 mod receiver;
@@ -16,16 +20,42 @@ mod recovery;
 mod reno;
 mod rtt;
 mod sack;
-mod segment;
 mod sender;
 mod vegas;
+pub mod wire;
 
-pub use config::{Control, CubicParams, Recovery, TcpConfig, Variant, VegasParams, BASE_HEADER_BYTES};
-pub use congestion::{new_control, slow_start, AckEvent, CongestionControl, Window};
+pub use config::{Control, CubicParams, Recovery, TcpConfig, Variant, VegasParams};
+pub use congestion::{slow_start, AckEvent, CongestionControl, Window};
+pub use controls::new_control;
 pub use cubic::Cubic;
 pub use receiver::{Delivery, ReceiverStats, TcpReceiver};
 pub use reno::Reno;
 pub use rtt::RttEstimator;
-pub use segment::{SackBlock, Segment, Timestamps, MAX_SACK_BLOCKS};
 pub use sender::{SenderStats, TcpSender};
 pub use vegas::Vegas;
+pub use wire::{Flags, SackBlock, Segment, Timestamps, BASE_HEADER_BYTES, MAX_SACK_BLOCKS, PROTOCOL};
+
+use crate::time::Instant;
+
+/// What a handshake settles, seen from one end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Connection {
+    pub local_port: u16,
+    pub remote_port: u16,
+    /// The initial sequence number of the data this end sends.
+    pub local_isn: u32,
+    /// The initial sequence number of the peer's data.
+    pub remote_isn: u32,
+}
+
+impl Connection {
+    /// The same connection seen from the other end.
+    pub fn reversed(self) -> Connection {
+        Connection { local_port: self.remote_port, remote_port: self.local_port, local_isn: self.remote_isn, remote_isn: self.local_isn }
+    }
+}
+
+/// The timestamp clock (RFC 7323): microseconds, modulo 2^32.
+pub(crate) fn micros(now: Instant) -> u32 {
+    (now.0 / 1000) as u32
+}

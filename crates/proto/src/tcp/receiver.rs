@@ -3,33 +3,38 @@
 use std::collections::VecDeque;
 
 use super::config::TcpConfig;
-use super::segment::{SackBlock, Segment, Timestamps, MAX_SACK_BLOCKS};
+use super::sack::SackBlock;
+use super::wire::{self, Flags, Segment, Timestamps, MAX_SACK_BLOCKS};
+use super::{micros, Connection};
+use crate::data::Data;
 use crate::time::{Duration, Instant};
 
-/// In-order bytes handed to the application.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// In-order stream bytes handed to the application.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delivery {
-    pub bytes: u64,
-    /// When the sender first transmitted these bytes: end-to-end delay is
-    /// the delivery time minus this.
-    pub first_sent: Instant,
+    /// Where the bytes start in the stream.
+    pub offset: u64,
+    pub data: Data,
 }
 
 /// Data held above a hole.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Held {
     start: u64,
     end: u64,
-    first_sent: Instant,
+    data: Data,
 }
 
-/// A TCP receiver.
+/// A TCP receiver. Like the sender it keeps 64-bit stream offsets and
+/// unwraps the 32-bit sequence numbers of arriving segments around `rcv_nxt`.
 ///
 /// Driver contract: after `handle_segment` or `handle_timeout`, call
 /// `poll_transmit` until `None` and `poll_delivery` until `None`; call
 /// `handle_timeout` once `now >= poll_timeout()`.
 #[derive(Debug)]
 pub struct TcpReceiver {
+    conn: Connection,
+    window_scale: u8,
     window: u64,
     delayed_ack: bool,
     delayed_ack_timeout: Duration,
@@ -45,7 +50,7 @@ pub struct TcpReceiver {
     unacked_segments: u32,
     delack_deadline: Option<Instant>,
     /// RFC 7323 TS.Recent and Last.ACK.sent.
-    ts_recent: Option<Instant>,
+    ts_recent: Option<u32>,
     last_ack_sent: u64,
     acks: VecDeque<Segment>,
     deliveries: VecDeque<Delivery>,
@@ -65,10 +70,11 @@ pub struct ReceiverStats {
 }
 
 impl TcpReceiver {
-    pub fn new(config: &TcpConfig) -> TcpReceiver {
-        let mss = config.mss.max(1) as u64;
+    pub fn new(config: &TcpConfig, conn: Connection) -> TcpReceiver {
         TcpReceiver {
-            window: (config.rcv_window as u64 * mss).min(u32::MAX as u64),
+            conn,
+            window_scale: config.window_scale(),
+            window: config.window_bytes().min((u16::MAX as u64) << config.window_scale()),
             delayed_ack: config.delayed_ack,
             delayed_ack_timeout: config.delayed_ack_timeout,
             timestamps: config.timestamps,
@@ -88,11 +94,18 @@ impl TcpReceiver {
     }
 
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
-        if seg.len == 0 {
+        if seg.is_empty() {
             return; // no data; a one-way receiver has nothing to learn from a pure ACK
         }
         self.stats.segments_received += 1;
-        let (start, end) = (seg.seq, seg.end());
+        // The offset within 2^31 of rcv_nxt; data from before the stream is old.
+        let delta = seg.seq.wrapping_sub(self.conn.remote_isn.wrapping_add(self.rcv_nxt as u32)) as i32 as i64;
+        let Some(start) = self.rcv_nxt.checked_add_signed(delta) else {
+            self.stats.duplicate_segments += 1;
+            self.ack_now(now);
+            return;
+        };
+        let end = start + seg.len() as u64;
         if end > self.rcv_nxt + self.window {
             // RFC 9293 section 3.10.7.4: unacceptable, answered with an ACK.
             self.stats.discarded_segments += 1;
@@ -103,7 +116,7 @@ impl TcpReceiver {
         // the left edge last acknowledged, so that a delayed ACK echoes
         // the earliest unacknowledged segment and an out-of-order one does not count.
         if let Some(ts) = seg.timestamp {
-            if start <= self.last_ack_sent && self.ts_recent.is_none_or(|r| ts.value >= r) {
+            if start <= self.last_ack_sent && self.ts_recent.is_none_or(|r| ts.value.wrapping_sub(r) as i32 >= 0) {
                 self.ts_recent = Some(ts.value);
             }
         }
@@ -114,7 +127,8 @@ impl TcpReceiver {
         }
         if start <= self.rcv_nxt {
             let had_holes = !self.held.is_empty();
-            self.deliver(self.rcv_nxt, end, seg.first_sent);
+            let skip = (self.rcv_nxt - start) as usize;
+            self.deliver(seg.data.slice(skip, seg.data.len()));
             self.pull_held();
             if had_holes || !self.delayed_ack {
                 // RFC 5681 section 4.2: ACK at once when a segment fills a hole.
@@ -128,7 +142,7 @@ impl TcpReceiver {
                 }
             }
         } else {
-            let fresh = self.hold(start, end, seg.first_sent);
+            let fresh = self.hold(start, end, &seg.data);
             if fresh {
                 self.report_block(start);
             } else {
@@ -170,41 +184,47 @@ impl TcpReceiver {
         &self.stats
     }
 
-    fn deliver(&mut self, from: u64, end: u64, first_sent: Instant) {
-        if end > from {
-            self.deliveries.push_back(Delivery { bytes: end - from, first_sent });
-            self.stats.bytes_delivered += end - from;
-            self.rcv_nxt = end;
+    /// Hands `data`, which starts at `rcv_nxt`, to the application.
+    fn deliver(&mut self, data: Data) {
+        let len = data.len() as u64;
+        if len > 0 {
+            self.deliveries.push_back(Delivery { offset: self.rcv_nxt, data });
+            self.stats.bytes_delivered += len;
+            self.rcv_nxt += len;
         }
     }
 
     fn pull_held(&mut self) {
-        while let Some(&h) = self.held.front() {
+        while let Some(h) = self.held.front() {
             if h.start > self.rcv_nxt {
                 break;
             }
-            self.held.pop_front();
-            self.deliver(self.rcv_nxt.max(h.start), h.end.max(self.rcv_nxt), h.first_sent);
+            let h = self.held.pop_front().expect("just seen");
+            if h.end > self.rcv_nxt {
+                let skip = (self.rcv_nxt - h.start) as usize;
+                self.deliver(h.data.slice(skip, h.data.len()));
+            }
         }
         let rcv_nxt = self.rcv_nxt;
         self.retain_blocks(|b| b.start > rcv_nxt);
     }
 
-    /// Stores the parts of `[start, end)` not already held; true if any were new.
-    fn hold(&mut self, start: u64, end: u64, first_sent: Instant) -> bool {
+    /// Stores the parts of `data` (at `[start, end)`) not already held; true if any were new.
+    fn hold(&mut self, start: u64, end: u64, data: &Data) -> bool {
         let mut fresh = false;
         let mut cur = start;
         let mut i = self.held.partition_point(|h| h.end <= cur);
         while cur < end {
-            let next = self.held.get(i).copied();
+            let next = self.held.get(i).map(|h| (h.start, h.end));
             match next {
-                Some(h) if h.start <= cur => {
-                    cur = h.end;
+                Some((h_start, h_end)) if h_start <= cur => {
+                    cur = h_end;
                     i += 1;
                 }
                 _ => {
-                    let piece_end = next.map_or(end, |h| h.start.min(end));
-                    self.held.insert(i, Held { start: cur, end: piece_end, first_sent });
+                    let piece_end = next.map_or(end, |(h_start, _)| h_start.min(end));
+                    let piece = if (cur, piece_end) == (start, end) { data.clone() } else { data.slice((cur - start) as usize, (piece_end - start) as usize) };
+                    self.held.insert(i, Held { start: cur, end: piece_end, data: piece });
                     fresh = true;
                     cur = piece_end;
                     i += 1;
@@ -263,16 +283,26 @@ impl TcpReceiver {
         self.sack_history_len = n;
     }
 
+    fn seq_of(&self, offset: u64) -> u32 {
+        self.conn.remote_isn.wrapping_add(offset as u32)
+    }
+
     fn ack_now(&mut self, now: Instant) {
-        let mut ack = Segment::ack(self.rcv_nxt, self.window as u32);
+        let mut ack = Segment::new(self.conn.local_port, self.conn.remote_port);
+        ack.seq = self.conn.local_isn;
+        ack.ack = self.seq_of(self.rcv_nxt);
+        ack.flags = Flags::ACK;
+        ack.window = (self.window >> self.window_scale) as u16;
         if self.timestamps {
-            ack.timestamp = Some(Timestamps { value: now, echo: self.ts_recent.unwrap_or(Instant::ZERO) });
+            ack.timestamp = Some(Timestamps { value: micros(now), echo: self.ts_recent.unwrap_or(0) });
         }
         if self.sack && !self.held.is_empty() {
             // RFC 2018 section 3: three blocks fit beside the timestamp option.
             let room = if self.timestamps { 3 } else { MAX_SACK_BLOCKS };
             let n = self.sack_history_len.min(room);
-            ack.sack[..n].copy_from_slice(&self.sack_history[..n]);
+            for (wire, b) in ack.sack.iter_mut().zip(&self.sack_history[..n]) {
+                *wire = wire::SackBlock { start: self.seq_of(b.start), end: self.seq_of(b.end) };
+            }
             ack.sack_len = n as u8;
         }
         self.last_ack_sent = self.rcv_nxt;
@@ -291,17 +321,32 @@ mod tests {
         TcpConfig { mss: 100, rcv_window: 10, ..TcpConfig::default() }
     }
 
+    fn conn(isn: u32) -> Connection {
+        Connection { local_port: 2, remote_port: 1, local_isn: 7, remote_isn: isn }
+    }
+
+    fn seg_at(isn: u32, i: u64) -> Segment {
+        let mut s = Segment::new(1, 2);
+        s.seq = isn.wrapping_add((i * 100) as u32);
+        s.data = Data::Virtual { len: 100, offset: i * 100 };
+        s
+    }
+
     fn seg(i: u64) -> Segment {
-        Segment::data(i * 100, 100, Instant(i))
+        seg_at(0, i)
     }
 
     fn drain(r: &mut TcpReceiver) -> Vec<Segment> {
         std::iter::from_fn(|| r.poll_transmit(Instant::ZERO)).collect()
     }
 
+    fn blocks(a: &Segment) -> Vec<(u32, u32)> {
+        a.sack_blocks().iter().map(|b| (b.start, b.end)).collect()
+    }
+
     #[test]
     fn reorders_delivers_once_and_sacks_newest_first() {
-        let mut r = TcpReceiver::new(&cfg());
+        let mut r = TcpReceiver::new(&cfg(), conn(0));
         let now = Instant::ZERO;
         r.handle_segment(now, &seg(0));
         r.handle_segment(now, &seg(2));
@@ -309,27 +354,51 @@ mod tests {
         r.handle_segment(now, &seg(3));
         let acks = drain(&mut r);
         assert_eq!(acks.len(), 4);
-        assert!(acks.iter().all(|a| a.ack == 100 && a.window == 1000));
-        let last = acks[3].sack_blocks();
-        assert_eq!(last, &[SackBlock { start: 200, end: 400 }, SackBlock { start: 500, end: 600 }]);
+        assert!(acks.iter().all(|a| a.ack == 100 && a.window == 1000 && a.seq == 7 && (a.src_port, a.dst_port) == (2, 1)));
+        assert_eq!(blocks(&acks[3]), vec![(200, 400), (500, 600)]);
         r.handle_segment(now, &seg(1));
         let a = drain(&mut r);
         assert_eq!(a[0].ack, 400);
-        assert_eq!(a[0].sack_blocks(), &[SackBlock { start: 500, end: 600 }]);
+        assert_eq!(blocks(&a[0]), vec![(500, 600)]);
         r.handle_segment(now, &seg(2)); // duplicate
         assert_eq!(drain(&mut r).len(), 1);
         let d: Vec<_> = std::iter::from_fn(|| r.poll_delivery()).collect();
-        assert_eq!(d.iter().map(|d| d.bytes).sum::<u64>(), 400);
-        assert_eq!(d.iter().map(|d| d.first_sent.0).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+        assert_eq!(d.iter().map(|d| (d.offset, d.data.len())).collect::<Vec<_>>(), vec![(0, 100), (100, 100), (200, 100), (300, 100)]);
+        assert_eq!(d[3].data, Data::Virtual { len: 100, offset: 300 });
         // Beyond rcv_nxt + window (400 + 1000): discarded.
         r.handle_segment(now, &seg(14));
         assert_eq!(r.stats().discarded_segments, 1);
     }
 
     #[test]
+    fn real_data_is_reassembled_across_the_wrap() {
+        let isn = u32::MAX - 150;
+        let mut r = TcpReceiver::new(&cfg(), conn(isn));
+        let content: Vec<u8> = (0..400u32).map(|i| (i * 7) as u8).collect();
+        let real = |i: u64| {
+            let mut s = seg_at(isn, i);
+            s.data = Data::Real(content[i as usize * 100..(i as usize + 1) * 100].to_vec());
+            s
+        };
+        for i in [3, 1, 0, 2] {
+            r.handle_segment(Instant::ZERO, &real(i));
+        }
+        let acks = drain(&mut r);
+        assert_eq!(acks.last().unwrap().ack, isn.wrapping_add(400));
+        // Newest block first: [100, 200) arrived after [300, 400).
+        assert_eq!(blocks(&acks[1]), vec![(isn.wrapping_add(100), isn.wrapping_add(200)), (isn.wrapping_add(300), isn.wrapping_add(400))]);
+        let mut got = vec![];
+        while let Some(d) = r.poll_delivery() {
+            assert_eq!(d.offset, got.len() as u64);
+            got.extend_from_slice(d.data.bytes().unwrap());
+        }
+        assert_eq!(got, content);
+    }
+
+    #[test]
     fn delayed_ack_every_second_segment_or_on_the_timer() {
         let config = TcpConfig { delayed_ack: true, ..cfg() };
-        let mut r = TcpReceiver::new(&config);
+        let mut r = TcpReceiver::new(&config, conn(0));
         r.handle_segment(Instant(0), &seg(0));
         assert!(drain(&mut r).is_empty());
         assert_eq!(r.poll_timeout(), Some(Instant(0) + config.delayed_ack_timeout));
@@ -344,8 +413,8 @@ mod tests {
     #[test]
     fn timestamps_echo_the_segment_at_the_left_edge() {
         let config = TcpConfig { timestamps: true, ..cfg() };
-        let mut r = TcpReceiver::new(&config);
-        let ts = |v| Some(Timestamps { value: Instant(v), echo: Instant::ZERO });
+        let mut r = TcpReceiver::new(&config, conn(0));
+        let ts = |v| Some(Timestamps { value: v, echo: 0 });
         let mut s = seg(0);
         s.timestamp = ts(10);
         r.handle_segment(Instant(0), &s);
@@ -354,29 +423,28 @@ mod tests {
         r.handle_segment(Instant(0), &s);
         let acks = drain(&mut r);
         // The out-of-order segment does not update TS.Recent.
-        assert_eq!(acks[1].timestamp.unwrap().echo, Instant(10));
+        assert_eq!(acks[1].timestamp.unwrap().echo, 10);
         let mut s = seg(1);
         s.timestamp = ts(50);
         r.handle_segment(Instant(0), &s);
-        assert_eq!(drain(&mut r)[0].timestamp.unwrap().echo, Instant(50));
+        assert_eq!(drain(&mut r)[0].timestamp.unwrap().echo, 50);
     }
 
     #[test]
     fn at_most_four_blocks_or_three_beside_timestamps() {
         for (timestamps, room) in [(false, 4), (true, 3)] {
-            let mut r = TcpReceiver::new(&TcpConfig { timestamps, ..cfg() });
+            let mut r = TcpReceiver::new(&TcpConfig { timestamps, ..cfg() }, conn(0));
             for i in [1, 3, 5, 7, 9] {
                 r.handle_segment(Instant::ZERO, &seg(i));
             }
             let last = drain(&mut r).pop().unwrap();
-            let starts: Vec<u64> = last.sack_blocks().iter().map(|b| b.start).collect();
-            let want: Vec<u64> = [900, 700, 500, 300][..room].to_vec();
+            let starts: Vec<u32> = last.sack_blocks().iter().map(|b| b.start).collect();
+            let want: Vec<u32> = [900, 700, 500, 300][..room].to_vec();
             assert_eq!(starts, want);
             // Filling 4 merges [300, 400) and [500, 600) into the first block.
             r.handle_segment(Instant::ZERO, &seg(4));
             let a = drain(&mut r).pop().unwrap();
-            assert_eq!(a.sack_blocks()[0], SackBlock { start: 300, end: 600 });
-            assert_eq!(a.sack_blocks()[1], SackBlock { start: 900, end: 1000 });
+            assert_eq!(blocks(&a)[..2], [(300, 600), (900, 1000)]);
         }
     }
 }

@@ -8,8 +8,15 @@
 
 use std::collections::VecDeque;
 
-use super::segment::SackBlock;
 use crate::time::Instant;
+
+/// A SACK block as stream offsets `[start, end)`, after the sender has
+/// unwrapped the 32-bit sequence numbers of the wire.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlock {
+    pub start: u64,
+    pub end: u64,
+}
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
@@ -22,7 +29,6 @@ const EVER_RETRANS: u8 = 8;
 pub struct SentSegment {
     pub seq: u64,
     pub len: u32,
-    pub first_sent: Instant,
     pub last_sent: Instant,
     flags: u8,
 }
@@ -149,7 +155,7 @@ impl Scoreboard {
 
     pub fn push(&mut self, seq: u64, len: u32, now: Instant) {
         debug_assert!(self.segs.back().is_none_or(|b| b.end() == seq));
-        self.segs.push_back(SentSegment { seq, len, first_sent: now, last_sent: now, flags: 0 });
+        self.segs.push_back(SentSegment { seq, len, last_sent: now, flags: 0 });
     }
 
     /// The first segment whose end is above `seq`.

@@ -1,10 +1,13 @@
 //! The sending half of a one-way TCP connection.
 
 use super::config::{Recovery, TcpConfig};
-use super::congestion::{new_control, AckEvent, CongestionControl, Window};
+use super::congestion::{AckEvent, CongestionControl, Window};
+use super::controls::new_control;
 use super::rtt::RttEstimator;
-use super::sack::Scoreboard;
-use super::segment::{Segment, Timestamps};
+use super::sack::{SackBlock, Scoreboard};
+use super::wire::{Flags, Segment, Timestamps, MAX_SACK_BLOCKS};
+use super::{micros, Connection};
+use crate::data::Data;
 use crate::time::{Duration, Instant};
 
 /// Counters for probes and tests. They only grow.
@@ -43,11 +46,19 @@ pub(crate) enum State {
 
 /// A TCP sender: window, retransmission timer and loss recovery.
 ///
+/// Internally every sequence number is a 64-bit offset from the start of
+/// the stream, so nothing wraps; segments on the wire carry
+/// `isn + offset` modulo 2^32, and ACKs are unwrapped around `snd_una`.
+///
 /// Driver contract: after `push`, `close`, `handle_ack` or `handle_timeout`,
 /// call `poll_transmit` until it returns `None`; call `handle_timeout` once
-/// `now >= poll_timeout()`.
+/// `now >= poll_timeout()`. Segments carry virtual data (its length and
+/// offset in the stream); a driver with real payloads fills in the bytes.
 #[derive(Debug)]
 pub struct TcpSender {
+    conn: Connection,
+    /// The shift the receiver applies to the windows it advertises.
+    window_scale: u8,
     pub(crate) mss: u64,
     pub(crate) dupthresh: u32,
     pub(crate) recovery: Recovery,
@@ -76,12 +87,12 @@ pub struct TcpSender {
     pub(crate) force_retransmit: bool,
     pub(crate) rto_deadline: Option<Instant>,
     /// The receiver's latest TSval, echoed as TSecr.
-    ts_recent: Instant,
+    ts_recent: Option<u32>,
     pub(crate) stats: SenderStats,
 }
 
 impl TcpSender {
-    pub fn new(config: &TcpConfig, _now: Instant) -> TcpSender {
+    pub fn new(config: &TcpConfig, conn: Connection) -> TcpSender {
         let mss = config.mss.max(1) as u64;
         let cwnd = config.initial_cwnd.max(1) as u64 * mss;
         let ssthresh = if !config.slow_start {
@@ -92,6 +103,8 @@ impl TcpSender {
             config.initial_ssthresh as u64 * mss
         };
         TcpSender {
+            conn,
+            window_scale: config.window_scale(),
             mss,
             dupthresh: config.dupthresh.max(1),
             recovery: config.variant.recovery(config.sack),
@@ -112,7 +125,7 @@ impl TcpSender {
             last_timeout_una: None,
             force_retransmit: false,
             rto_deadline: None,
-            ts_recent: Instant::ZERO,
+            ts_recent: None,
             stats: SenderStats::default(),
         }
     }
@@ -130,35 +143,56 @@ impl TcpSender {
         self.stream_end = self.snd_max;
     }
 
+    /// The stream offset a sequence number of ours stands for, taking the
+    /// one within 2^31 of `near`; `None` if that would be before the stream.
+    fn unwrap(&self, seq: u32, near: u64) -> Option<u64> {
+        let delta = seq.wrapping_sub(self.conn.local_isn.wrapping_add(near as u32)) as i32 as i64;
+        near.checked_add_signed(delta)
+    }
+
     pub fn handle_ack(&mut self, now: Instant, ack: &Segment) {
         self.stats.acks_received += 1;
-        if ack.ack > self.snd_max || ack.ack < self.snd_una {
+        if !ack.flags.contains(Flags::ACK) {
+            return;
+        }
+        let Some(acked) = self.unwrap(ack.ack, self.snd_una).filter(|&a| a >= self.snd_una && a <= self.snd_max) else {
             return; // acknowledges data never sent, or stale
-        }
+        };
         if let Some(ts) = ack.timestamp {
-            self.ts_recent = self.ts_recent.max(ts.value);
+            if self.ts_recent.is_none_or(|r| ts.value.wrapping_sub(r) as i32 >= 0) {
+                self.ts_recent = Some(ts.value);
+            }
         }
-        let window_changed = ack.window as u64 != self.rwnd;
-        self.rwnd = ack.window as u64;
+        let window = (ack.window as u64) << self.window_scale;
+        let window_changed = window != self.rwnd;
+        self.rwnd = window;
         let prior_in_flight = self.bytes_in_flight();
         let outstanding = self.snd_max - self.snd_una;
 
         let mut newly_sacked = 0;
         if self.recovery == Recovery::Sack && ack.sack_len > 0 {
-            newly_sacked = self.board.apply_sack(ack.sack_blocks());
+            let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
+            let mut n = 0;
+            for b in ack.sack_blocks() {
+                if let (Some(start), Some(end)) = (self.unwrap(b.start, self.snd_una), self.unwrap(b.end, self.snd_una)) {
+                    blocks[n] = SackBlock { start, end };
+                    n += 1;
+                }
+            }
+            newly_sacked = self.board.apply_sack(&blocks[..n]);
             if newly_sacked > 0 {
                 self.board.mark_lost_by_sack(self.dupthresh, self.mss);
             }
         }
 
-        if ack.ack > self.snd_una {
-            self.on_new_ack(now, ack, prior_in_flight);
+        if acked > self.snd_una {
+            self.on_new_ack(now, acked, ack.timestamp, prior_in_flight);
             return;
         }
 
         // RFC 5681 section 2 (without SACK) or RFC 6675 section 2 (with it).
         let is_dup = outstanding > 0
-            && ack.is_ack()
+            && ack.is_empty()
             && if self.recovery == Recovery::Sack { newly_sacked > 0 } else { !window_changed };
         if is_dup {
             self.stats.dupacks += 1;
@@ -168,23 +202,23 @@ impl TcpSender {
         if self.recovery == Recovery::Sack
             && self.state == State::Open
             && self.board.front_is_lost()
-            && self.may_fast_retransmit(ack.ack)
+            && self.may_fast_retransmit(acked)
             && self.dupacks > 0
         {
             self.enter_recovery(now, outstanding);
         }
     }
 
-    fn on_new_ack(&mut self, now: Instant, ack: &Segment, prior_in_flight: u64) {
-        let acked = self.board.ack(ack.ack);
-        self.snd_una = ack.ack;
+    fn on_new_ack(&mut self, now: Instant, ack: u64, timestamp: Option<Timestamps>, prior_in_flight: u64) {
+        let acked = self.board.ack(ack);
+        self.snd_una = ack;
         self.dupacks = 0;
         self.last_timeout_una = None;
 
         // RFC 7323 section 4.1: with timestamps every ACK of new data is an
         // unambiguous sample; otherwise Karn's rule.
-        let sample = match ack.timestamp {
-            Some(ts) if self.timestamps => Some(now - ts.echo),
+        let sample = match timestamp {
+            Some(ts) if self.timestamps => Some(Duration::from_micros(micros(now).wrapping_sub(ts.echo) as u64)),
             _ if acked.retransmitted => None,
             _ => acked.newest_sent.map(|t| now - t),
         };
@@ -287,10 +321,17 @@ impl TcpSender {
         self.rto_deadline
     }
 
-    fn stamp(&self, seg: &mut Segment, now: Instant) {
+    /// A data segment carrying stream bytes `[offset, offset + len)`.
+    fn segment(&self, offset: u64, len: u32, now: Instant) -> Segment {
+        let mut seg = Segment::new(self.conn.local_port, self.conn.remote_port);
+        seg.seq = self.conn.local_isn.wrapping_add(offset as u32);
+        seg.ack = self.conn.remote_isn;
+        seg.flags = Flags::ACK;
+        seg.data = Data::Virtual { len, offset };
         if self.timestamps {
-            seg.timestamp = Some(Timestamps { value: now, echo: self.ts_recent });
+            seg.timestamp = Some(Timestamps { value: micros(now), echo: self.ts_recent.unwrap_or(0) });
         }
+        seg
     }
 
     fn arm_timer(&mut self, now: Instant) {
@@ -300,8 +341,7 @@ impl TcpSender {
     }
 
     fn send_new(&mut self, len: u32, now: Instant) -> Segment {
-        let mut seg = Segment::data(self.snd_max, len, now);
-        self.stamp(&mut seg, now);
+        let seg = self.segment(self.snd_max, len, now);
         self.board.push(self.snd_max, len, now);
         self.snd_max += len as u64;
         self.stats.segments_sent += 1;
@@ -312,8 +352,7 @@ impl TcpSender {
 
     fn retransmit(&mut self, i: usize, now: Instant) -> Segment {
         let s = self.board.on_retransmit(i, now);
-        let mut seg = Segment::data(s.seq, s.len, s.first_sent);
-        self.stamp(&mut seg, now);
+        let seg = self.segment(s.seq, s.len, now);
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += s.len as u64;
         self.stats.retransmits += 1;
@@ -416,58 +455,100 @@ mod tests {
 
     const MSS: u64 = 1000;
 
+    fn conn() -> Connection {
+        Connection { local_port: 1, remote_port: 2, local_isn: 0, remote_isn: 0 }
+    }
+
     fn drain(s: &mut TcpSender, now: Instant) -> Vec<Segment> {
         std::iter::from_fn(|| s.poll_transmit(now)).collect()
+    }
+
+    fn ack(ack: u32, window: u16) -> Segment {
+        let mut a = Segment::new(2, 1);
+        a.flags = Flags::ACK;
+        (a.ack, a.window) = (ack, window);
+        a
+    }
+
+    fn offsets(segments: &[Segment]) -> Vec<(u32, u32)> {
+        segments.iter().map(|s| (s.seq, s.len())).collect()
     }
 
     #[test]
     fn initial_window_and_threshold_follow_the_config() {
         let c = TcpConfig { initial_cwnd: 4, ..TcpConfig::default() };
-        let s = TcpSender::new(&c, Instant::ZERO);
+        let s = TcpSender::new(&c, conn());
         assert_eq!((s.cwnd(), s.ssthresh()), (4 * MSS, u64::MAX));
-        let s = TcpSender::new(&TcpConfig { initial_ssthresh: 8, ..c.clone() }, Instant::ZERO);
+        let s = TcpSender::new(&TcpConfig { initial_ssthresh: 8, ..c.clone() }, conn());
         assert_eq!(s.ssthresh(), 8 * MSS);
-        let s = TcpSender::new(&TcpConfig { slow_start: false, ..c }, Instant::ZERO);
+        let s = TcpSender::new(&TcpConfig { slow_start: false, ..c }, conn());
         assert_eq!(s.ssthresh(), 4 * MSS);
     }
 
     #[test]
     fn segments_are_full_except_the_last_and_fill_the_window() {
         let c = TcpConfig { initial_cwnd: 4, ..TcpConfig::default() };
-        let mut s = TcpSender::new(&c, Instant::ZERO);
+        let mut s = TcpSender::new(&c, conn());
         s.push(2500);
         let out = drain(&mut s, Instant::ZERO);
-        assert_eq!(out.iter().map(|s| (s.seq, s.len)).collect::<Vec<_>>(), vec![(0, 1000), (1000, 1000), (2000, 500)]);
+        assert_eq!(offsets(&out), vec![(0, 1000), (1000, 1000), (2000, 500)]);
+        assert_eq!(out[2].data, Data::Virtual { len: 500, offset: 2000 });
         s.push(u64::MAX);
         let out = drain(&mut s, Instant(1));
         // 2500 in flight: one more full segment fits in 4000, not two.
-        assert_eq!(out.len(), 1);
-        assert_eq!((out[0].seq, out[0].first_sent), (2500, Instant(1)));
+        assert_eq!(offsets(&out), vec![(2500, 1000)]);
         assert_eq!(s.bytes_in_flight(), 3500);
         assert!(!s.is_finished());
     }
 
     #[test]
+    fn sequence_numbers_wrap_from_the_initial_one() {
+        let c = TcpConfig { initial_cwnd: 4, ..TcpConfig::default() };
+        let mut s = TcpSender::new(&c, Connection { local_isn: u32::MAX - 1499, ..conn() });
+        s.push(u64::MAX);
+        let out = drain(&mut s, Instant::ZERO);
+        assert_eq!(offsets(&out), vec![(u32::MAX - 1499, 1000), (u32::MAX - 499, 1000), (500, 1000), (1500, 1000)]);
+        s.handle_ack(Instant(1), &ack(1500, 50_000));
+        assert_eq!(s.snd_una(), 3000, "an ACK past the wrap is three segments");
+        s.handle_ack(Instant(2), &ack(u32::MAX - 499, 50_000));
+        assert_eq!(s.snd_una(), 3000, "an ACK from before is stale");
+    }
+
+    #[test]
     fn the_advertised_window_limits_new_data() {
         let c = TcpConfig { initial_cwnd: 10, rcv_window: 3, ..TcpConfig::default() };
-        let mut s = TcpSender::new(&c, Instant::ZERO);
+        let mut s = TcpSender::new(&c, conn());
         s.push(u64::MAX);
         assert_eq!(drain(&mut s, Instant::ZERO).len(), 3);
-        s.handle_ack(Instant(5), &Segment::ack(1000, 5000));
+        s.handle_ack(Instant(5), &ack(1000, 5000));
         // snd_una 1000 + window 5000: up to byte 6000.
         assert_eq!(drain(&mut s, Instant(5)).len(), 3);
     }
 
     #[test]
+    fn windows_are_scaled_as_the_receiver_announces() {
+        // 100 segments of 1000 bytes need a shift of one.
+        let c = TcpConfig { initial_cwnd: 100, rcv_window: 100, ..TcpConfig::default() };
+        let mut s = TcpSender::new(&c, conn());
+        s.push(u64::MAX);
+        drain(&mut s, Instant::ZERO);
+        s.handle_ack(Instant(5), &ack(0, 2500));
+        s.handle_ack(Instant(6), &ack(1000, 2500));
+        assert_eq!(drain(&mut s, Instant(6)).len(), 0, "1000 + 5000 is below the 100 segments sent");
+        s.handle_ack(Instant(7), &ack(100_000, 2500));
+        assert_eq!(drain(&mut s, Instant(7)).len(), 5);
+    }
+
+    #[test]
     fn close_stops_new_data_and_finishes_when_acknowledged() {
-        let mut s = TcpSender::new(&TcpConfig { initial_cwnd: 2, ..TcpConfig::default() }, Instant::ZERO);
+        let mut s = TcpSender::new(&TcpConfig { initial_cwnd: 2, ..TcpConfig::default() }, conn());
         s.push(u64::MAX);
         assert_eq!(drain(&mut s, Instant::ZERO).len(), 2);
         s.close();
-        s.handle_ack(Instant(10), &Segment::ack(1000, 100_000));
+        s.handle_ack(Instant(10), &ack(1000, 50_000));
         assert!(drain(&mut s, Instant(10)).is_empty());
         assert!(!s.is_finished());
-        s.handle_ack(Instant(11), &Segment::ack(2000, 100_000));
+        s.handle_ack(Instant(11), &ack(2000, 50_000));
         assert!(s.is_finished());
         assert_eq!(s.poll_timeout(), None);
     }
@@ -475,10 +556,10 @@ mod tests {
     #[test]
     fn three_dupacks_enter_recovery_once() {
         let c = TcpConfig { variant: Variant::NewReno, initial_cwnd: 10, ..TcpConfig::default() };
-        let mut s = TcpSender::new(&c, Instant::ZERO);
+        let mut s = TcpSender::new(&c, conn());
         s.push(u64::MAX);
         drain(&mut s, Instant::ZERO);
-        let dup = Segment::ack(0, 100_000);
+        let dup = ack(0, 50_000);
         s.handle_ack(Instant(1), &dup);
         s.handle_ack(Instant(1), &dup);
         assert!(drain(&mut s, Instant(1)).is_empty());

@@ -4,59 +4,28 @@
 //! The source codes over TCP's unacknowledged segments and sends R random
 //! linear combinations per segment TCP hands it ([`NcSource`]). The sink
 //! acknowledges every innovative combination with the first packet it has
-//! not yet *seen* and hands decoded segments to TCP in order ([`NcSink`]).
-//! In the hop-by-hop variant every node on the path also recodes what it
-//! holds before each transmission ([`Relay`]). See `docs/protocols/tcpnc.md`.
+//! not yet *seen*, and hands decoded segments to TCP in order ([`NcSink`]);
+//! the source turns that acknowledgement into the TCP ACK its sender
+//! expects. In the hop-by-hop variant every node on the path also recodes
+//! what it holds before each transmission ([`Relay`]). See
+//! `docs/protocols/tcpnc.md`.
 
 mod relay;
 mod sink;
 mod source;
+pub mod wire;
 
 pub use relay::Relay;
 pub use sink::NcSink;
 pub use source::NcSource;
 
-use crate::time::Instant;
-use ncmesh_codec::prng::SplitMix64;
-use ncmesh_codec::Field;
+use crate::node::{EndLayer, HopLayer};
+use crate::packet::{Kind, Message, ParseFn};
+use crate::params::{check, Invalid, Validate};
+use crate::scheme::{EndContext, HopContext, Scheme};
+use crate::tcp::TcpConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// One TCP segment in the coding window, as the sink must rebuild it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SegmentMeta {
-    pub seq: u64,
-    pub len: u32,
-    pub first_sent: Instant,
-}
-
-/// A random linear combination of packets `start..start + coefficients.len()`
-/// of one flow.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Combination {
-    pub start: u64,
-    pub coefficients: Vec<u8>,
-    /// Sent as a seed (the source) or as a dense vector (a recoding relay):
-    /// only the header size depends on it.
-    pub seeded: bool,
-    /// The coded payload; empty with virtual payloads.
-    pub payload: Vec<u8>,
-    /// What the combined segments are, one per coefficient. Simulation
-    /// metadata, not on the wire: with virtual payloads it stands for the
-    /// TCP headers a real sink would decode.
-    pub segments: Vec<SegmentMeta>,
-}
-
-impl Combination {
-    /// Bytes of the coding header in the ncmesh wire format, version 1
-    /// (`docs/wire.md`): 17 for a sliding-window symbol, plus an 8-byte seed
-    /// or the bit-packed vector; plus the 2-byte length that starts each
-    /// coded segment, since a sink must know where each decoded segment ends.
-    pub fn header_bytes(&self, field: Field) -> u32 {
-        let coding = if self.seeded { 8 } else { (self.coefficients.len() as u32 * field.degree()).div_ceil(8) };
-        17 + coding + 2
-    }
-}
 
 /// Parameters of TCP/NC, end to end or hop by hop.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -73,9 +42,6 @@ pub struct TcpNcParams {
     pub margin: f64,
     /// The field GF(2^q).
     pub field: u32,
-    /// Code real payload bytes, and check them at the sink, instead of
-    /// tracking coefficient vectors only. Slower; results are identical.
-    pub real_payloads: bool,
     /// Packets a relay holds for each outgoing link, and the most
     /// combinations it owes a link.
     pub relay_queue: u32,
@@ -83,7 +49,7 @@ pub struct TcpNcParams {
 
 impl Default for TcpNcParams {
     fn default() -> Self {
-        TcpNcParams { redundancy: None, margin: 0.1, field: 8, real_payloads: false, relay_queue: 50 }
+        TcpNcParams { redundancy: None, margin: 0.1, field: 8, relay_queue: 50 }
     }
 }
 
@@ -94,18 +60,88 @@ impl TcpNcParams {
     }
 }
 
-/// The bytes of packet `index` of a flow with real payloads: a function of
-/// the flow's seed and the index, so the sink can check what it decodes.
-pub fn payload_of(flow_seed: u64, index: u64, len: usize) -> Vec<u8> {
-    let mut out = vec![0; len];
-    SplitMix64::new(flow_seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15)).fill_bytes(&mut out);
-    out
+impl Validate for TcpNcParams {
+    fn validate(&self) -> Result<(), Invalid> {
+        check((1..=8).contains(&self.field), "field", || format!("expected q in 1..=8 for GF(2^q), found {}", self.field))?;
+        if let Some(r) = self.redundancy {
+            check((1.0..=100.0).contains(&r), "redundancy", || format!("expected R in [1, 100], found {r}"))?;
+        }
+        check((0.0..=10.0).contains(&self.margin), "margin", || format!("expected a margin in [0, 10], found {}", self.margin))?;
+        check(self.relay_queue > 0, "relay_queue", || "expected at least 1 packet".into())
+    }
 }
 
-/// Index of the first packet not covered by a cumulative byte ACK, when
-/// every packet but the stream's last is `mss` long.
-fn packet_index(ack: u64, mss: u32) -> u64 {
-    ack.div_ceil(mss as u64)
+/// Bytes of a coded symbol: a segment's length, its TCP header and a full segment's data.
+pub fn symbol_bytes(tcp: &TcpConfig) -> usize {
+    2 + crate::tcp::wire::HEADER_LEN + if tcp.timestamps { 12 } else { 0 } + tcp.mss as usize
+}
+
+fn refuse_udp(tcp: Option<&TcpConfig>) -> Option<String> {
+    tcp.is_none().then(|| "TCP/NC codes TCP flows only: its sink acknowledges what it has seen to a TCP sender".to_string())
+}
+
+fn messages() -> Vec<(Kind, ParseFn)> {
+    vec![
+        (Kind::Ip(wire::COMBINATION), |b| Ok(Box::new(wire::Combination::parse(b)?) as Box<dyn Message>)),
+        (Kind::Ip(wire::ACK), |b| Ok(Box::new(wire::Ack::parse(b)?) as Box<dyn Message>)),
+    ]
+}
+
+/// The two ends of a flow; `redundancy` is the source's R.
+fn end_layer(params: &TcpNcParams, ctx: &EndContext<'_>, redundancy: f64) -> Option<Box<dyn EndLayer>> {
+    let tcp = &ctx.flow.tcp.as_ref()?.config;
+    Some(if ctx.at_source {
+        Box::new(NcSource::new(params, tcp, ctx.flow.key, redundancy, ctx.real_payloads, ctx.seed))
+    } else {
+        Box::new(NcSink::new(params, tcp, ctx.flow.key, ctx.real_payloads))
+    })
+}
+
+/// TCP/NC between the end hosts only.
+#[derive(Debug)]
+pub struct EndToEnd;
+
+impl Scheme for EndToEnd {
+    type Params = TcpNcParams;
+    const NAME: &'static str = "tcpnc-e2e";
+    const PARAMS: &'static str = "tcpnc";
+    const CODES_ENDS: bool = true;
+
+    fn refuse_flow(_: &TcpNcParams, tcp: Option<&TcpConfig>) -> Option<String> {
+        refuse_udp(tcp)
+    }
+    fn end_layer(params: &TcpNcParams, ctx: &EndContext<'_>) -> Option<Box<dyn EndLayer>> {
+        end_layer(params, ctx, params.redundancy_for(ctx.path_loss))
+    }
+    fn messages() -> Vec<(Kind, ParseFn)> {
+        messages()
+    }
+}
+
+/// TCP/NC with recoding at every node: the source codes at R = 1, and the
+/// relays add the redundancy of each outgoing link.
+#[derive(Debug)]
+pub struct HopByHop;
+
+impl Scheme for HopByHop {
+    type Params = TcpNcParams;
+    const NAME: &'static str = "tcpnc-hbh";
+    const PARAMS: &'static str = "tcpnc";
+    const CODES_ENDS: bool = true;
+    const CODES_HOPS: bool = true;
+
+    fn refuse_flow(_: &TcpNcParams, tcp: Option<&TcpConfig>) -> Option<String> {
+        refuse_udp(tcp)
+    }
+    fn end_layer(params: &TcpNcParams, ctx: &EndContext<'_>) -> Option<Box<dyn EndLayer>> {
+        end_layer(params, ctx, 1.0)
+    }
+    fn hop_layer(params: &TcpNcParams, ctx: &HopContext<'_>) -> Option<Box<dyn HopLayer>> {
+        Some(Box::new(Relay::new(params, ctx)))
+    }
+    fn messages() -> Vec<(Kind, ParseFn)> {
+        messages()
+    }
 }
 
 /// Adds `r` to `credit` and returns how many whole transmissions it buys,
@@ -115,92 +151,4 @@ fn spend(credit: &mut f64, r: f64) -> u32 {
     let whole = credit.floor();
     *credit -= whole;
     whole as u32
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::packet::{Body, Direction, HostLayer, Packet};
-    use crate::tcp::Segment;
-
-    fn data(seq: u64) -> Packet {
-        Packet { flow: 0, direction: Direction::Forward, bytes: 1040, body: Body::Tcp(Segment::data(seq, 1000, Instant::ZERO)) }
-    }
-
-    #[test]
-    fn lossless_pair_delivers_each_segment_once_decoded() {
-        let params = TcpNcParams::default();
-        let mut src = NcSource::new(&params, 1000, 1.0, 0, 7);
-        let mut sink = NcSink::new(&params, 0, 1000, 100_000, 7);
-        let now = Instant::ZERO;
-        let mut delivered = vec![];
-        for k in 0..50u64 {
-            src.handle_transmit(now, data(k * 1000));
-            while let Some(p) = src.poll_transmit(now) {
-                sink.handle_receive(now, p);
-            }
-            while let Some(p) = sink.poll_receive(now) {
-                let Body::Tcp(s) = p.body else { panic!() };
-                delivered.push(s.seq);
-            }
-            // Every other ACK is lost; the later ones cover it.
-            while let Some(ack) = sink.poll_transmit(now) {
-                if k % 2 == 0 {
-                    src.handle_receive(now, ack);
-                }
-            }
-        }
-        assert_eq!(delivered, (0..50).map(|k| k * 1000).collect::<Vec<_>>());
-    }
-
-    /// Source, relay and sink joined by lossy pipes, with real payloads: the
-    /// sink delivers every segment once, in order, with the bytes the source
-    /// coded.
-    #[test]
-    fn real_payloads_survive_loss_and_recoding() {
-        use crate::packet::HopLayer;
-        use std::collections::BTreeMap;
-        let params = TcpNcParams { real_payloads: true, ..TcpNcParams::default() };
-        let mut src = NcSource::new(&params, 1000, 1.0, 0, 11);
-        let mut relay = Relay::new(&params, BTreeMap::from([(1, 1.6)]), 12);
-        let mut sink = NcSink::new(&params, 0, 1000, 100_000, 11);
-        let mut rng = SplitMix64::new(3);
-        let now = Instant::ZERO;
-        let mut delivered = vec![];
-        let mut next = 0u64;
-        let mut last_progress = 0;
-        for round in 0..6000 {
-            if round % 2 == 0 && next < 300 && next < delivered.len() as u64 + 20 {
-                src.handle_transmit(now, data(next * 1000));
-                next += 1;
-                last_progress = round;
-            } else if round - last_progress > 50 && (delivered.len() as u64) < next {
-                // What TCP's retransmission timer would do: resend the oldest segment.
-                src.handle_transmit(now, data(delivered.len() as u64 * 1000));
-                last_progress = round;
-            }
-            while let Some(p) = src.poll_transmit(now) {
-                relay.handle_forward(now, 1, p);
-            }
-            if let Some(p) = relay.poll_frame(now, 1) {
-                if rng.next_u64() % 100 >= 30 {
-                    sink.handle_receive(now, p);
-                }
-            }
-            while let Some(p) = sink.poll_receive(now) {
-                let Body::Tcp(s) = p.body else { panic!() };
-                delivered.push(s.seq);
-                last_progress = round;
-            }
-            while let Some(ack) = sink.poll_transmit(now) {
-                relay.handle_forward(now, 0, ack.clone());
-                src.handle_receive(now, ack);
-            }
-            while relay.poll_frame(now, 0).is_some() {}
-            while src.poll_receive(now).is_some() {}
-        }
-        assert_eq!(delivered, (0..300).map(|k| k * 1000).collect::<Vec<_>>());
-        assert_eq!(sink.corrupt, 0);
-        assert!(sink.innovative >= 300);
-    }
 }

@@ -1,30 +1,37 @@
 //! Hop-by-hop TCP/NC: every node recodes each flow's combinations before
 //! they leave it, with a redundancy matched to the outgoing link.
 
-use super::{Combination, SegmentMeta, TcpNcParams};
-use crate::packet::{Body, HopLayer, Packet};
-use crate::tcp::BASE_HEADER_BYTES;
+use super::wire::{self, Coding, Combination, Symbol};
+use super::TcpNcParams;
+use crate::frame::Frame;
+use crate::node::{HopLayer, IfaceId, Interface, NextHop};
+use crate::packet::{FlowKey, Packet, Payload};
+use crate::scheme::HopContext;
+use crate::tcp::Segment;
 use crate::time::Instant;
 use ncmesh_codec::prng::SplitMix64;
 use ncmesh_codec::rlnc::sliding::SlidingDecoder;
 use ncmesh_codec::rlnc::Received;
 use ncmesh_codec::Field;
 use std::collections::{BTreeMap, VecDeque};
+use std::net::Ipv4Addr;
+use std::sync::Arc;
 
 /// What a relay holds of one flow.
 #[derive(Debug)]
 struct FlowBuffer {
     decoder: SlidingDecoder,
-    meta: VecDeque<Option<SegmentMeta>>,
+    /// With virtual payloads, the segments from packet `meta_base` on.
+    meta: VecDeque<Option<Segment>>,
     meta_base: u64,
-    next: u32,
+    next: NextHop,
     /// Recoded combinations owed to the next hop, oldest first: the pivot of
     /// the innovative combination that earned them and how many.
     owed: VecDeque<(u64, f64)>,
     /// The fraction of a transmission left over from paid debts, carried to
     /// the next one so that R = 1.2 sends one extra combination in five.
     carry: f64,
-    mss: u32,
+    symbol_len: usize,
     /// Where the latest combination from upstream started: upstream will
     /// never again send anything below it.
     upstream_start: u64,
@@ -52,36 +59,40 @@ impl FlowBuffer {
 pub struct Relay {
     field: Field,
     params: TcpNcParams,
+    real_payloads: bool,
     rng: SplitMix64,
-    /// Redundancy towards each neighbour.
-    redundancy: BTreeMap<u32, f64>,
-    flows: BTreeMap<u32, FlowBuffer>,
-    /// Everything that is not a combination (TCP ACKs) waits here, per neighbour.
-    passing: BTreeMap<u32, VecDeque<Packet>>,
-    /// Round-robin position among flows, per neighbour.
-    turn: BTreeMap<u32, u32>,
+    /// R towards each interface, and whether it codes at all.
+    redundancy: Vec<f64>,
+    coded: Vec<bool>,
+    flows: BTreeMap<FlowKey, FlowBuffer>,
+    /// Everything that is not recoded (ACKs) waits here, per interface.
+    passing: Vec<VecDeque<(Ipv4Addr, Packet)>>,
+    /// Round-robin position among flows, per interface.
+    turn: Vec<Option<FlowKey>>,
+    /// Packets that arrived, on their way to IP in the order they came.
     to_ip: VecDeque<Packet>,
 }
 
 impl Relay {
-    /// `redundancy` gives R towards each neighbour.
-    pub fn new(params: &TcpNcParams, redundancy: BTreeMap<u32, f64>, seed: u64) -> Relay {
+    pub fn new(params: &TcpNcParams, ctx: &HopContext<'_>) -> Relay {
+        let n = ctx.interfaces.len();
         Relay {
-            field: Field::new(params.field).expect("the scenario checks the field"),
+            field: Field::new(params.field).expect("checked parameters"),
             params: *params,
-            rng: SplitMix64::new(seed),
-            redundancy,
+            real_payloads: ctx.real_payloads,
+            rng: SplitMix64::new(ctx.seed),
+            redundancy: ctx.interfaces.iter().map(|i| params.redundancy_for(i.loss)).collect(),
+            coded: ctx.interfaces.iter().map(|i| i.coded).collect(),
             flows: BTreeMap::new(),
-            passing: BTreeMap::new(),
-            turn: BTreeMap::new(),
+            passing: (0..n).map(|_| VecDeque::new()).collect(),
+            turn: vec![None; n],
             to_ip: VecDeque::new(),
         }
     }
 
-    fn absorb(&mut self, next: u32, flow: u32, c: &Combination, bytes: u32) {
-        let symbol_bytes = c.payload.len();
-        let header = BASE_HEADER_BYTES + c.header_bytes(self.field);
+    fn absorb(&mut self, next: NextHop, flow: FlowKey, c: &Combination) {
         let field = self.field;
+        let symbol_bytes = if self.real_payloads { c.symbol.len() } else { 0 };
         let buffer = self.flows.entry(flow).or_insert_with(|| FlowBuffer {
             decoder: SlidingDecoder::new(field, symbol_bytes).expect("checked parameters"),
             meta: VecDeque::new(),
@@ -89,26 +100,28 @@ impl Relay {
             next,
             owed: VecDeque::new(),
             carry: 0.0,
-            mss: bytes.saturating_sub(header),
+            symbol_len: c.symbol.len(),
             upstream_start: c.start,
         });
         buffer.next = next;
         buffer.upstream_start = buffer.upstream_start.max(c.start);
         buffer.prune();
-        for (k, m) in c.segments.iter().enumerate() {
-            let Some(slot) = (c.start + k as u64).checked_sub(buffer.meta_base) else { continue };
-            if buffer.meta.len() <= slot as usize {
-                buffer.meta.resize(slot as usize + 1, None);
+        if let Symbol::Virtual { segments, .. } = &c.symbol {
+            for (k, s) in segments.iter().enumerate() {
+                let Some(slot) = (c.start + k as u64).checked_sub(buffer.meta_base) else { continue };
+                if buffer.meta.len() <= slot as usize {
+                    buffer.meta.resize(slot as usize + 1, None);
+                }
+                buffer.meta[slot as usize].get_or_insert_with(|| s.clone());
             }
-            buffer.meta[slot as usize].get_or_insert(*m);
         }
-        let innovative = buffer.decoder.consume(c.start, &c.coefficients, &c.payload).unwrap_or(Received::NotInnovative) == Received::Innovative;
+        let innovative = buffer.decoder.consume(c.start, &c.coefficients, c.symbol.bytes()).unwrap_or(Received::NotInnovative) == Received::Innovative;
         // An innovative combination earns R transmissions on the next link.
         // One that is not innovative here earns a single one: upstream sends
         // such redundancy when the sink is short (a TCP retransmission is
         // the sign), and a relay that already holds everything must pass the
         // need on, or the sink's shortfall would never close.
-        let r = if innovative { self.redundancy.get(&next).copied().unwrap_or(1.0) } else { 1.0 };
+        let r = if innovative { self.redundancy[next.iface] } else { 1.0 };
         // A full relay buffer drops the oldest debt: those packets are
         // the likeliest to be covered by later combinations.
         if buffer.owed.len() >= self.params.relay_queue as usize {
@@ -119,10 +132,11 @@ impl Relay {
         buffer.owed.push_back((pivot, credit));
     }
 
-    fn recode(&mut self, flow: u32) -> Option<Packet> {
+    fn recode(&mut self, flow: FlowKey) -> Option<Frame> {
+        let real = self.real_payloads;
         let b = self.flows.get_mut(&flow)?;
         let mut coefficients = Vec::new();
-        let mut payload = vec![0; if self.params.real_payloads { b.mss as usize } else { 0 }];
+        let mut payload = vec![0; if real { b.symbol_len } else { 0 }];
         let (pivot, credit) = b.owed.front_mut()?;
         let limit = *pivot + 1;
         // Spend one transmission; a fractional remainder carries to the next debt.
@@ -135,58 +149,60 @@ impl Relay {
             }
         }
         let start = b.decoder.recode(self.rng.next_u64(), limit, &mut coefficients, &mut payload).ok()??;
-        let segments = (0..coefficients.len() as u64)
-            .map(|k| {
-                let slot = (start + k).checked_sub(b.meta_base).map(|s| s as usize);
-                slot.and_then(|s| b.meta.get(s).copied().flatten()).unwrap_or(SegmentMeta { seq: 0, len: 0, first_sent: Instant::ZERO })
-            })
-            .collect();
-        let c = Combination { start, coefficients, seeded: false, payload, segments };
-        let bytes = BASE_HEADER_BYTES + c.header_bytes(self.field) + b.mss;
-        Some(Packet { flow, direction: crate::packet::Direction::Forward, bytes, body: Body::Combination(Box::new(c)) })
+        let symbol = if real {
+            Symbol::Real(payload)
+        } else {
+            let segments: Option<Arc<[Segment]>> = (0..coefficients.len() as u64)
+                .map(|k| (start + k).checked_sub(b.meta_base).and_then(|s| b.meta.get(s as usize).cloned().flatten()))
+                .collect();
+            Symbol::Virtual { len: b.symbol_len, segments: segments? }
+        };
+        let c = Combination { src_port: flow.src_port, dst_port: flow.dst_port, field: self.field, start, coefficients, coding: Coding::Dense, symbol };
+        Some(Frame::packet(b.next.neighbour, wire::packet(flow.src, flow.dst, Box::new(c))))
     }
 }
 
 impl HopLayer for Relay {
-    fn handle_forward(&mut self, _now: Instant, next: u32, packet: Packet) {
-        match &packet.body {
-            Body::Combination(c) => self.absorb(next, packet.flow, c, packet.bytes),
-            _ => {
-                let queue = self.passing.entry(next).or_default();
-                if queue.len() < self.params.relay_queue as usize {
-                    queue.push_back(packet);
-                }
+    fn handle_forward(&mut self, _now: Instant, packet: Packet, next: NextHop, _iface: &mut Interface) {
+        if let (Payload::Other(m), Some(flow), true) = (&packet.payload, packet.flow(), self.coded[next.iface]) {
+            if let Some(c) = m.downcast_ref::<Combination>() {
+                return self.absorb(next, flow, c);
             }
         }
-    }
-
-    fn handle_frame(&mut self, _now: Instant, _from: u32, frame: Packet) {
-        self.to_ip.push_back(frame);
-    }
-
-    fn poll_frame(&mut self, _now: Instant, next: u32) -> Option<Packet> {
-        if let Some(p) = self.passing.get_mut(&next).and_then(VecDeque::pop_front) {
-            return Some(p);
+        let queue = &mut self.passing[next.iface];
+        if queue.len() < self.params.relay_queue as usize {
+            queue.push_back((next.neighbour, packet));
         }
-        // The flows owed a combination on this link, in turn after the last served.
-        let after = self.turn.get(&next).copied();
-        let due = |(&f, b): (&u32, &FlowBuffer)| (b.next == next && !b.owed.is_empty()).then_some(f);
-        let flow = self
-            .flows
-            .iter()
-            .filter_map(due)
-            .find(|&f| after.is_none_or(|a| f > a))
-            .or_else(|| self.flows.iter().filter_map(due).next())?;
-        self.turn.insert(next, flow);
-        self.recode(flow)
+    }
+
+    fn handle_frame(&mut self, _now: Instant, _iface: IfaceId, frame: Frame, addressed: bool) -> Option<Frame> {
+        match frame.body {
+            crate::frame::Body::Packet(p) if addressed => {
+                self.to_ip.push_back(p);
+                None
+            }
+            _ => Some(frame),
+        }
     }
 
     fn poll_packet(&mut self, _now: Instant) -> Option<Packet> {
         self.to_ip.pop_front()
     }
 
-    fn queue_len(&self, next: u32) -> usize {
-        let owed: f64 = self.flows.values().filter(|b| b.next == next).flat_map(|b| b.owed.iter().map(|o| o.1)).sum();
-        self.passing.get(&next).map_or(0, VecDeque::len) + owed.floor() as usize
+    fn poll_frame(&mut self, _now: Instant, id: IfaceId, _iface: &mut Interface) -> Option<Frame> {
+        if let Some((next, p)) = self.passing[id].pop_front() {
+            return Some(Frame::packet(next, p));
+        }
+        // The flows owed a combination on this interface, in turn after the last served.
+        let after = self.turn[id];
+        let due = |(&f, b): (&FlowKey, &FlowBuffer)| (b.next.iface == id && !b.owed.is_empty()).then_some(f);
+        let flow = self.flows.iter().filter_map(due).find(|&f| after.is_none_or(|a| f > a)).or_else(|| self.flows.iter().filter_map(due).next())?;
+        self.turn[id] = Some(flow);
+        self.recode(flow)
+    }
+
+    fn held(&self, id: IfaceId) -> usize {
+        let owed: f64 = self.flows.values().filter(|b| b.next.iface == id).flat_map(|b| b.owed.iter().map(|o| o.1)).sum();
+        self.passing[id].len() + owed.floor() as usize
     }
 }

@@ -1,8 +1,10 @@
 //! TCP/NC's sink: acknowledges what it has seen, delivers what it has decoded.
 
-use super::{payload_of, Combination, SegmentMeta, TcpNcParams};
-use crate::packet::{Body, Direction, HostLayer, Packet};
-use crate::tcp::{Segment, BASE_HEADER_BYTES};
+use super::wire::{self, Ack, Combination, Symbol};
+use super::{symbol_bytes, TcpNcParams};
+use crate::node::EndLayer;
+use crate::packet::{FlowKey, Packet, Payload};
+use crate::tcp::{Segment, TcpConfig};
 use crate::time::Instant;
 use ncmesh_codec::rlnc::sliding::SlidingDecoder;
 use ncmesh_codec::rlnc::Received;
@@ -13,101 +15,109 @@ use std::collections::VecDeque;
 #[derive(Debug)]
 pub struct NcSink {
     decoder: SlidingDecoder,
-    flow: u32,
+    flow: FlowKey,
     window_bytes: u32,
-    flow_seed: Option<u64>,
-    /// Metadata of packets from index `meta_base`, as combinations announce them.
-    meta: VecDeque<Option<SegmentMeta>>,
+    real_payloads: bool,
+    /// With virtual payloads, the segments from packet `meta_base` on, as
+    /// combinations announce them: what a decoded packet stands for.
+    meta: VecDeque<Option<Segment>>,
     meta_base: u64,
     to_network: VecDeque<Packet>,
     to_transport: VecDeque<Packet>,
     pub innovative: u64,
     pub not_innovative: u64,
-    /// Decoded payloads that differ from what the source coded (real payloads only).
-    pub corrupt: u64,
+    /// Decoded symbols that do not hold a valid segment (real payloads only): corruption.
+    pub malformed: u64,
 }
 
 impl NcSink {
-    /// `window_bytes` is what its ACKs advertise (the TCP receive window);
-    /// `seed` is the source's, to check real payloads.
-    pub fn new(params: &TcpNcParams, flow: u32, mss: u32, window_bytes: u32, seed: u64) -> NcSink {
-        let field = Field::new(params.field).expect("the scenario checks the field");
-        let symbol_bytes = if params.real_payloads { mss as usize } else { 0 };
+    pub fn new(params: &TcpNcParams, tcp: &TcpConfig, flow: FlowKey, real_payloads: bool) -> NcSink {
+        let field = Field::new(params.field).expect("checked parameters");
         NcSink {
-            decoder: SlidingDecoder::new(field, symbol_bytes).expect("checked parameters"),
+            decoder: SlidingDecoder::new(field, if real_payloads { symbol_bytes(tcp) } else { 0 }).expect("checked parameters"),
             flow,
-            window_bytes,
-            flow_seed: params.real_payloads.then_some(seed),
+            window_bytes: tcp.window_bytes().min(u32::MAX as u64) as u32,
+            real_payloads,
             meta: VecDeque::new(),
             meta_base: 0,
             to_network: VecDeque::new(),
             to_transport: VecDeque::new(),
             innovative: 0,
             not_innovative: 0,
-            corrupt: 0,
+            malformed: 0,
         }
     }
 
     fn learn(&mut self, c: &Combination) {
-        for (k, m) in c.segments.iter().enumerate() {
+        let Symbol::Virtual { segments, .. } = &c.symbol else { return };
+        for (k, s) in segments.iter().enumerate() {
             let index = c.start + k as u64;
             let Some(slot) = index.checked_sub(self.meta_base) else { continue };
             let slot = slot as usize;
             if self.meta.len() <= slot {
                 self.meta.resize(slot + 1, None);
             }
-            self.meta[slot].get_or_insert(*m);
+            self.meta[slot].get_or_insert_with(|| s.clone());
         }
     }
 
-    fn meta_of(&self, index: u64) -> Option<SegmentMeta> {
-        index.checked_sub(self.meta_base).and_then(|i| self.meta.get(i as usize).copied().flatten())
+    fn meta_of(&self, index: u64) -> Option<Segment> {
+        index.checked_sub(self.meta_base).and_then(|i| self.meta.get(i as usize).cloned().flatten())
     }
 
-    /// The byte ACK for "everything before packet `index` is seen".
-    fn ack_bytes(&self, index: u64) -> u64 {
-        match index.checked_sub(1).and_then(|i| self.meta_of(i)) {
-            Some(m) => m.seq + m.len as u64,
-            None => 0,
-        }
-    }
-}
-
-impl HostLayer for NcSink {
-    /// The TCP receiver's own ACKs stop here: the sink acknowledges seen
-    /// packets itself, which is what keeps TCP's window sliding over losses.
-    fn handle_transmit(&mut self, _now: Instant, _packet: Packet) {}
-
-    fn handle_receive(&mut self, _now: Instant, packet: Packet) {
-        let Body::Combination(c) = packet.body else {
-            return self.to_transport.push_back(packet);
-        };
+    fn receive(&mut self, c: &Combination) {
         self.decoder.forget_below(c.start);
-        self.learn(&c);
-        let received = self.decoder.consume(c.start, &c.coefficients, &c.payload).unwrap_or(Received::NotInnovative);
+        self.learn(c);
+        let received = self.decoder.consume(c.start, &c.coefficients, c.symbol.bytes()).unwrap_or(Received::NotInnovative);
         if received == Received::NotInnovative {
             self.not_innovative += 1;
             return;
         }
         self.innovative += 1;
+        // A real symbol decodes to bytes that must hold a segment; a virtual
+        // one stands for the segment its combinations announced.
+        let (flow, real) = (self.flow, self.real_payloads);
         let mut decoded = Vec::new();
         while let Some((index, payload)) = self.decoder.poll_decoded() {
-            let bad = self.flow_seed.is_some_and(|s| payload != payload_of(s, index, payload.len()).as_slice());
-            decoded.push((index, bad));
+            decoded.push((index, real.then(|| wire::decode_segment(payload, flow.src, flow.dst))));
         }
-        for (index, bad) in decoded {
-            self.corrupt += bad as u64;
-            let Some(m) = self.meta_of(index) else { continue };
-            let segment = Segment::data(m.seq, m.len, m.first_sent);
-            self.to_transport.push_back(Packet { flow: self.flow, direction: Direction::Forward, bytes: BASE_HEADER_BYTES + m.len, body: Body::Tcp(segment) });
+        for (index, parsed) in decoded {
+            let segment = match parsed {
+                Some(Ok(s)) => s,
+                Some(Err(_)) => {
+                    self.malformed += 1;
+                    continue;
+                }
+                None => match self.meta_of(index) {
+                    Some(s) => s,
+                    None => continue,
+                },
+            };
+            self.to_transport.push_back(Packet::new(self.flow.src, self.flow.dst, Payload::Tcp(segment)));
         }
-        let ack = Segment::ack(self.ack_bytes(self.decoder.first_unseen()), self.window_bytes);
-        self.to_network.push_back(Packet { flow: self.flow, direction: Direction::Reverse, bytes: ack.wire_bytes(), body: Body::Tcp(ack) });
+        let ack = Ack { src_port: self.flow.dst_port, dst_port: self.flow.src_port, seen: self.decoder.first_unseen(), window: self.window_bytes };
+        self.to_network.push_back(wire::packet(self.flow.dst, self.flow.src, Box::new(ack)));
         // Metadata below the decoder's window is no longer needed.
         let keep_from = self.decoder.next_delivery().saturating_sub(1).min(c.start);
         while self.meta_base < keep_from && !self.meta.is_empty() {
             self.meta.pop_front();
             self.meta_base += 1;
+        }
+    }
+}
+
+impl EndLayer for NcSink {
+    /// The TCP receiver's own ACKs stop here: the sink acknowledges seen
+    /// packets itself, which is what keeps TCP's window sliding over losses.
+    fn handle_transmit(&mut self, _now: Instant, _packet: Packet) {}
+
+    fn handle_receive(&mut self, _now: Instant, packet: Packet) {
+        match &packet.payload {
+            Payload::Other(m) => match m.downcast_ref::<Combination>() {
+                Some(c) => self.receive(c),
+                None => self.to_transport.push_back(packet),
+            },
+            _ => self.to_transport.push_back(packet),
         }
     }
 
@@ -117,5 +127,9 @@ impl HostLayer for NcSink {
 
     fn poll_receive(&mut self, _now: Instant) -> Option<Packet> {
         self.to_transport.pop_front()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("innovative", self.innovative), ("not_innovative", self.not_innovative), ("malformed", self.malformed)]
     }
 }

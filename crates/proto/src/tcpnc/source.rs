@@ -1,57 +1,87 @@
 //! TCP/NC's source: the coding window and the redundancy R.
 
-use super::{payload_of, packet_index, spend, Combination, SegmentMeta, TcpNcParams};
-use crate::packet::{Body, HostLayer, Packet};
-use crate::packet::Direction;
-use crate::tcp::BASE_HEADER_BYTES;
+use super::wire::{self, Ack, Coding, Combination, Symbol};
+use super::{spend, symbol_bytes, TcpNcParams};
+use crate::data::Data;
+use crate::node::EndLayer;
+use crate::packet::{FlowKey, Packet, Payload};
+use crate::tcp::{Flags, Segment, TcpConfig};
 use crate::time::Instant;
 use ncmesh_codec::prng::SplitMix64;
 use ncmesh_codec::rlnc::sliding::SlidingEncoder;
 use ncmesh_codec::Field;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// The coding layer under the TCP sender.
 #[derive(Debug)]
 pub struct NcSource {
     field: Field,
-    mss: u32,
+    flow: FlowKey,
+    window_scale: u8,
     redundancy: f64,
     credit: f64,
+    real_payloads: bool,
+    symbol_bytes: usize,
     encoder: SlidingEncoder,
-    /// Metadata of the packets in the encoder's window.
-    window: VecDeque<SegmentMeta>,
-    /// One past the last byte TCP has handed over.
-    stream_end: u64,
+    /// The segments in the encoder's window (their data virtual): what
+    /// translates the sink's acknowledgements, and, with virtual payloads,
+    /// what a combination stands for.
+    window: VecDeque<Segment>,
+    /// The window as the last combination carried it, until the window changes.
+    members: Option<Arc<[Segment]>>,
+    /// The sequence number after the last byte TCP has handed over.
+    stream_end: Option<u32>,
+    /// The sequence number after the last packet that left the window.
+    acked_end: u32,
     rng: SplitMix64,
-    flow_seed: Option<u64>,
     to_network: VecDeque<Packet>,
     to_transport: VecDeque<Packet>,
-    flow: u32,
     /// Combinations sent so far.
     pub combinations_sent: u64,
 }
 
 impl NcSource {
-    /// `redundancy` is R; `seed` draws the coefficient seeds and, with real
-    /// payloads, the data.
-    pub fn new(params: &TcpNcParams, mss: u32, redundancy: f64, flow: u32, seed: u64) -> NcSource {
-        let field = Field::new(params.field).expect("the scenario checks the field");
-        let symbol_bytes = if params.real_payloads { mss as usize } else { 0 };
+    /// `redundancy` is R; `seed` draws the coefficient seeds.
+    pub fn new(params: &TcpNcParams, tcp: &TcpConfig, flow: FlowKey, redundancy: f64, real_payloads: bool, seed: u64) -> NcSource {
+        let field = Field::new(params.field).expect("checked parameters");
+        let symbol_bytes = symbol_bytes(tcp);
         NcSource {
             field,
-            mss,
+            flow,
+            window_scale: tcp.window_scale(),
             redundancy,
             credit: 0.0,
-            encoder: SlidingEncoder::new(field, symbol_bytes).expect("checked parameters"),
+            real_payloads,
+            symbol_bytes,
+            encoder: SlidingEncoder::new(field, if real_payloads { symbol_bytes } else { 0 }).expect("checked parameters"),
             window: VecDeque::new(),
-            stream_end: 0,
+            members: None,
+            stream_end: None,
+            acked_end: 0,
             rng: SplitMix64::new(seed),
-            flow_seed: params.real_payloads.then_some(seed),
             to_network: VecDeque::new(),
             to_transport: VecDeque::new(),
-            flow,
             combinations_sent: 0,
         }
+    }
+
+    fn take_segment(&mut self, segment: &Segment) {
+        let mut symbol = vec![0; self.encoder.symbol_bytes()];
+        if self.real_payloads && !wire::encode_segment(segment, self.flow.src, self.flow.dst, &mut symbol) {
+            return; // longer than a symbol: TCP's MSS and the layer disagree
+        }
+        self.encoder.push(&symbol).expect("sizes match");
+        let mut kept = segment.clone();
+        if self.real_payloads {
+            kept.data = Data::Virtual { len: segment.len(), offset: 0 };
+        }
+        if self.stream_end.is_none() {
+            self.acked_end = segment.seq;
+        }
+        self.stream_end = Some(segment.end());
+        self.window.push_back(kept);
+        self.members = None;
     }
 
     fn combine(&mut self) -> Packet {
@@ -61,34 +91,54 @@ impl NcSource {
         // combination cannot reveal it, and at R = 1 the sink would stay one
         // degree of freedom short until TCP pauses. The seed still fully
         // specifies the vector on the wire.
-        let start = loop {
+        let (seed, start) = loop {
             let seed = self.rng.next_u64();
             let start = self.encoder.encode(seed, &mut coefficients, &mut payload).expect("sizes match");
             if coefficients.last() != Some(&0) {
-                break start;
+                break (seed, start);
             }
         };
-        let c = Combination { start, coefficients, seeded: true, payload, segments: self.window.iter().copied().collect() };
-        let bytes = BASE_HEADER_BYTES + c.header_bytes(self.field) + self.mss;
+        let symbol = if self.real_payloads {
+            Symbol::Real(payload)
+        } else {
+            let window = &self.window;
+            let members = self.members.get_or_insert_with(|| window.iter().cloned().collect()).clone();
+            Symbol::Virtual { len: self.symbol_bytes, segments: members }
+        };
+        let c = Combination { src_port: self.flow.src_port, dst_port: self.flow.dst_port, field: self.field, start, coefficients, coding: Coding::Seeded(seed), symbol };
         self.combinations_sent += 1;
-        Packet { flow: self.flow, direction: Direction::Forward, bytes, body: Body::Combination(Box::new(c)) }
+        wire::packet(self.flow.src, self.flow.dst, Box::new(c))
+    }
+
+    /// The TCP ACK that says what the sink's acknowledgement says: every
+    /// byte of the packets below `seen`.
+    fn translate(&mut self, ack: &Ack) -> Packet {
+        let before = self.encoder.start();
+        let seen = ack.seen.min(self.encoder.end());
+        let acked = if seen > before { self.window[(seen - 1 - before) as usize].end() } else { self.acked_end };
+        self.encoder.acknowledge(seen);
+        let gone = (self.encoder.start() - before) as usize;
+        if gone > 0 {
+            self.acked_end = self.window[gone - 1].end();
+            self.window.drain(..gone);
+            self.members = None;
+        }
+        let mut segment = Segment::new(self.flow.dst_port, self.flow.src_port);
+        segment.ack = acked;
+        segment.flags = Flags::ACK;
+        segment.window = (ack.window as u64 >> self.window_scale).min(u16::MAX as u64) as u16;
+        Packet::new(self.flow.dst, self.flow.src, Payload::Tcp(segment))
     }
 }
 
-impl HostLayer for NcSource {
+impl EndLayer for NcSource {
     fn handle_transmit(&mut self, _now: Instant, packet: Packet) {
-        let Body::Tcp(segment) = &packet.body else {
+        let Payload::Tcp(segment) = &packet.payload else {
             return self.to_network.push_back(packet);
         };
-        if segment.end() > self.stream_end && segment.seq == self.stream_end {
-            let index = self.encoder.end();
-            let data = match self.flow_seed {
-                Some(s) => payload_of(s, index, self.mss as usize),
-                None => Vec::new(),
-            };
-            self.encoder.push(&data).expect("sizes match");
-            self.window.push_back(SegmentMeta { seq: segment.seq, len: segment.len, first_sent: segment.first_sent });
-            self.stream_end = segment.end();
+        if !segment.is_empty() && self.stream_end.is_none_or(|end| segment.seq == end) {
+            let segment = segment.clone();
+            self.take_segment(&segment);
         }
         // New data and retransmissions alike buy R combinations: a TCP
         // retransmission means the sink is short of degrees of freedom.
@@ -102,11 +152,13 @@ impl HostLayer for NcSource {
     }
 
     fn handle_receive(&mut self, _now: Instant, packet: Packet) {
-        if let Body::Tcp(ack) = &packet.body {
-            let before = self.encoder.start();
-            self.encoder.acknowledge(packet_index(ack.ack, self.mss).min(self.encoder.end()));
-            self.window.drain(..(self.encoder.start() - before) as usize);
-        }
+        let packet = match packet.payload {
+            Payload::Other(m) => match m.downcast::<Ack>() {
+                Ok(ack) => self.translate(&ack),
+                Err(m) => Packet { payload: Payload::Other(m), ..packet },
+            },
+            _ => packet,
+        };
         self.to_transport.push_back(packet);
     }
 
@@ -116,5 +168,9 @@ impl HostLayer for NcSource {
 
     fn poll_receive(&mut self, _now: Instant) -> Option<Packet> {
         self.to_transport.pop_front()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("combinations_sent", self.combinations_sent)]
     }
 }

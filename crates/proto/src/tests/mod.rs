@@ -2,11 +2,23 @@
 //! `Pair`: a [`TcpSender`] and a [`TcpReceiver`] joined by two one-way
 //! [`Link`]s under virtual time. Not part of the API; integration tests use it.
 
+pub mod mesh;
+
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
 
-use crate::tcp::{Delivery, Segment, TcpConfig, TcpReceiver, TcpSender};
+use crate::data::Data;
+use crate::tcp::{Connection, Delivery, Segment, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::{Duration, Instant};
+
+/// Where a data segment starts in the stream: the sender's segments carry
+/// virtual data that says so, whatever the initial sequence number.
+pub fn offset_of(seg: &Segment) -> Option<u64> {
+    match seg.data {
+        Data::Virtual { len, offset } if len > 0 => Some(offset),
+        _ => None,
+    }
+}
 
 /// Decides whether a link loses a packet, before it is queued.
 pub type DropFn = Box<dyn FnMut(Instant, &Segment) -> bool>;
@@ -19,7 +31,7 @@ pub fn drop_none() -> DropFn {
 /// Drops the first transmission of each data segment starting at one of `seqs`.
 pub fn drop_first_transmission(seqs: impl IntoIterator<Item = u64>) -> DropFn {
     let mut pending: HashSet<u64> = seqs.into_iter().collect();
-    Box::new(move |_, s| s.len > 0 && pending.remove(&s.seq))
+    Box::new(move |_, s| offset_of(s).is_some_and(|o| pending.remove(&o)))
 }
 
 /// Drops every packet sent in `[from, to)`.
@@ -134,7 +146,7 @@ impl Link {
                     return;
                 }
                 let start = self.free_at.max(now);
-                let done = start + Duration::transmission(seg.wire_bytes() as u64, rate);
+                let done = start + Duration::transmission(seg.wire_len() as u64 + 20, rate);
                 self.free_at = done;
                 self.departures.push_back(done);
                 done
@@ -157,6 +169,7 @@ impl Link {
 #[derive(Clone, Copy, Debug)]
 pub struct Sent {
     pub at: Instant,
+    /// Where it starts in the stream.
     pub seq: u64,
     pub len: u32,
     /// The sender had sent these bytes before.
@@ -181,10 +194,16 @@ pub struct Pair {
 
 impl Pair {
     pub fn new(config: &TcpConfig, forward: Link, reverse: Link) -> Pair {
+        Pair::with_isns(config, 0, 0, forward, reverse)
+    }
+
+    /// A pair whose ends start their sequence numbers at `sender_isn` and `receiver_isn`.
+    pub fn with_isns(config: &TcpConfig, sender_isn: u32, receiver_isn: u32, forward: Link, reverse: Link) -> Pair {
+        let conn = Connection { local_port: 10_000, remote_port: 5001, local_isn: sender_isn, remote_isn: receiver_isn };
         Pair {
             now: Instant::ZERO,
-            sender: TcpSender::new(config, Instant::ZERO),
-            receiver: TcpReceiver::new(config),
+            sender: TcpSender::new(config, conn),
+            receiver: TcpReceiver::new(config, conn.reversed()),
             forward,
             reverse,
             sent: Vec::new(),
@@ -207,13 +226,14 @@ impl Pair {
             self.reverse.send(now, ack);
         }
         while let Some(d) = self.receiver.poll_delivery() {
-            self.delivered_bytes += d.bytes;
+            self.delivered_bytes += d.data.len() as u64;
             self.deliveries.push((now, d));
         }
         while let Some(seg) = self.sender.poll_transmit(now) {
-            let retransmission = seg.seq < self.high_sent;
-            self.high_sent = self.high_sent.max(seg.end());
-            self.sent.push(Sent { at: now, seq: seg.seq, len: seg.len, retransmission });
+            let seq = offset_of(&seg).expect("the sender sends data");
+            let retransmission = seq < self.high_sent;
+            self.high_sent = self.high_sent.max(seq + seg.len() as u64);
+            self.sent.push(Sent { at: now, seq, len: seg.len(), retransmission });
             self.forward.send(now, seg);
         }
     }

@@ -2,7 +2,10 @@
 //! its line.
 
 use super::ScenarioSpec;
-use std::fmt;
+use ncmesh_proto::params::{Invalid, KeyPath, Step};
+use ncmesh_proto::scheme::{ParsedParams, Registry};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use toml::de::{DeTable, DeValue};
 use toml::{Table, Value};
 
@@ -33,64 +36,28 @@ fn at(line: Option<usize>) -> String {
     line.map(|l| format!(":{l}")).unwrap_or_default()
 }
 
-/// A step of a key path: a table key or an array index.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Step {
-    Key(String),
-    Index(usize),
-}
-
-/// A key path such as `links[2].loss`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct KeyPath(pub Vec<Step>);
-
-impl KeyPath {
-    pub fn key(&self, k: &str) -> KeyPath {
-        let mut p = self.clone();
-        p.0.push(Step::Key(k.to_string()));
-        p
-    }
-    pub fn index(&self, i: usize) -> KeyPath {
-        let mut p = self.clone();
-        p.0.push(Step::Index(i));
-        p
-    }
-}
-
-impl fmt::Display for KeyPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (n, step) in self.0.iter().enumerate() {
-            match step {
-                Step::Key(k) if n == 0 => write!(f, "{k}")?,
-                Step::Key(k) => write!(f, ".{k}")?,
-                Step::Index(i) => write!(f, "[{i}]")?,
-            }
-        }
-        if self.0.is_empty() {
-            write!(f, "(top level)")?;
-        }
-        Ok(())
-    }
-}
-
-/// A semantic error found after deserialization.
-#[derive(Debug)]
-pub(crate) struct Invalid {
-    pub path: KeyPath,
-    pub message: String,
-}
-
 /// A scenario that parsed and validated. Its spec is fully resolved: link
-/// classes and TCP defaults are merged in, and overrides applied.
+/// classes and TCP defaults are merged in, overrides applied, and every
+/// coding parameter table filled in with its defaults.
 #[derive(Clone, Debug)]
 pub struct Scenario {
     pub spec: ScenarioSpec,
+    /// The checked parameters of every registered scheme family, by table name.
+    pub params: BTreeMap<String, ParsedParams>,
+    /// The protocols the scenario was checked against and will run with.
+    pub registry: Arc<Registry>,
 }
 
 impl Scenario {
     /// Parses, applies `overrides` (pairs of dotted key and TOML value, as
-    /// `--set links.0.loss=0.1` gives), resolves and validates.
+    /// `--set links.0.loss=0.1` gives), resolves and validates, with the
+    /// built-in protocols.
     pub fn load(source: Source<'_>, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
+        Scenario::load_with(Arc::new(Registry::builtin()), source, overrides)
+    }
+
+    /// As [`Scenario::load`], with the protocols of `registry`.
+    pub fn load_with(registry: Arc<Registry>, source: Source<'_>, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
         let (text, origin, is_toml) = match source {
             Source::Toml { text, origin } => (text, origin, true),
             Source::Json { text, origin } => (text, origin, false),
@@ -114,9 +81,10 @@ impl Scenario {
             apply_override(&mut doc, key, value)?;
         }
         resolve(&mut doc).map_err(&invalid)?;
-        let spec: ScenarioSpec = serde_path_to_error::deserialize(doc).map_err(|e| invalid(from_serde(e)))?;
-        super::validate::validate(&spec).map_err(invalid)?;
-        Ok(Scenario { spec })
+        let mut spec: ScenarioSpec = serde_path_to_error::deserialize(doc).map_err(|e| invalid(from_serde(e)))?;
+        let params = super::validate::validate(&spec, &registry).map_err(invalid)?;
+        spec.coding.params = params.iter().map(|(k, p)| (k.clone(), p.table.clone())).collect();
+        Ok(Scenario { spec, params, registry })
     }
 
     /// The resolved scenario as TOML: what actually ran, for records and hashing.
@@ -139,7 +107,7 @@ fn from_serde(e: serde_path_to_error::Error<toml::de::Error>) -> Invalid {
             Segment::Unknown => {}
         }
     }
-    Invalid { path, message: e.inner().message().trim().to_string() }
+    Invalid::new(path, e.inner().message().trim())
 }
 
 /// The byte offset of the deepest part of `path` present in the document.
@@ -223,14 +191,14 @@ fn resolve(doc: &mut Value) -> Result<(), Invalid> {
             let Some(class) = link.get("class") else { continue };
             let path = root.key("links").index(i).key("class");
             let Value::String(name) = class else {
-                return Err(Invalid { path, message: "expected the name of a link class".into() });
+                return Err(Invalid::new(path, "expected the name of a link class"));
             };
             let Some(Value::Table(defaults)) = classes.as_ref().and_then(|c| c.get(name.as_str())) else {
                 let known: Vec<String> = match &classes {
                     Some(Value::Table(c)) => c.keys().cloned().collect(),
                     _ => vec![],
                 };
-                return Err(Invalid { path, message: format!("no link class {name:?}; defined: {known:?}") });
+                return Err(Invalid::new(path, format!("no link class {name:?}; defined: {known:?}")));
             };
             for (k, v) in defaults {
                 link.entry(k.clone()).or_insert_with(|| v.clone());

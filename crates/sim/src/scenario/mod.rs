@@ -13,9 +13,8 @@ mod validate;
 pub use load::{Scenario, ScenarioError, Source};
 pub use units::{Rate, Seconds};
 
+use ncmesh_proto::scheme::{Registry, NONE};
 use ncmesh_proto::tcp::TcpConfig;
-use ncmesh_proto::honc::HoncParams;
-use ncmesh_proto::tcpnc::TcpNcParams;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -51,40 +50,74 @@ pub struct ScenarioSpec {
     pub tcp: TcpConfig,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
-    /// The coding scheme under every TCP flow.
+    /// The coding scheme and its parameters.
     #[serde(default)]
     pub coding: CodingSpec,
+    /// Code and carry real bytes ("real"), checked by the receiving
+    /// applications, or track coefficient vectors only ("virtual", faster).
+    /// Both give the same run.
+    #[serde(default)]
+    pub payloads: Payloads,
     #[serde(default)]
     pub probes: ProbeSpec,
 }
 
-/// Which coding scheme runs under TCP, and its parameters.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CodingSpec {
-    #[serde(default)]
-    pub scheme: Scheme,
-    #[serde(default)]
-    pub tcpnc: TcpNcParams,
-    #[serde(default)]
-    pub honc: HoncParams,
+/// What moves through the network.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Payloads {
+    #[default]
+    Virtual,
+    Real,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-pub enum Scheme {
-    /// Plain TCP.
-    #[default]
-    #[serde(rename = "none")]
-    None,
-    /// TCP/NC: coding at the end hosts only.
-    #[serde(rename = "tcpnc-e2e")]
-    TcpNcEndToEnd,
-    /// TCP/NC with recoding at every node.
-    #[serde(rename = "tcpnc-hbh")]
-    TcpNcHopByHop,
-    /// TCP-HONC (seed 000): block coding per wireless hop, hop-by-hop ACK-NCBs, spoofed TCP ACKs.
-    #[serde(rename = "honc")]
-    Honc,
+/// Which coding scheme runs, where, and the parameter tables of the schemes.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct CodingSpec {
+    /// The scheme every flow is coded with end to end and every node per
+    /// hop, as far as the scheme codes there: "none", or a registered name.
+    #[serde(default = "no_scheme")]
+    pub scheme: String,
+    /// The nodes that run the scheme's hop layer; every node by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hop_nodes: Option<Vec<NodeId>>,
+    /// The link classes whose interfaces the hop layer codes; the scheme's
+    /// own choice by default (every class, or for TCP-HONC "wireless").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hop_classes: Option<Vec<String>>,
+    /// One table of parameters per scheme family, by its name (`tcpnc`, `honc`, ...).
+    #[serde(flatten)]
+    pub params: BTreeMap<String, toml::Value>,
+}
+
+impl Default for CodingSpec {
+    fn default() -> Self {
+        CodingSpec { scheme: no_scheme(), hop_nodes: None, hop_classes: None, params: BTreeMap::new() }
+    }
+}
+
+fn no_scheme() -> String {
+    NONE.to_string()
+}
+
+impl JsonSchema for CodingSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CodingSpec".into()
+    }
+
+    /// The registered schemes and their parameter tables.
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let registry = Registry::builtin();
+        let names: Vec<&str> = std::iter::once(NONE).chain(registry.names()).collect();
+        let mut properties = serde_json::Map::new();
+        properties.insert("scheme".into(), serde_json::json!({"type": "string", "enum": names, "default": NONE, "description": "The scheme every flow is coded with end to end and every node per hop, as far as the scheme codes there."}));
+        properties.insert("hop_nodes".into(), serde_json::json!({"type": "array", "items": {"type": "integer", "minimum": 0}, "description": "The nodes that run the scheme's hop layer; every node by default."}));
+        properties.insert("hop_classes".into(), serde_json::json!({"type": "array", "items": {"type": "string"}, "description": "The link classes whose interfaces the hop layer codes."}));
+        for scheme in registry.params_tables() {
+            properties.insert(scheme.params_key().into(), scheme.params_schema(generator).to_value());
+        }
+        schemars::json_schema!({"type": "object", "properties": properties, "additionalProperties": false})
+    }
 }
 
 fn default_seed() -> u64 {
@@ -104,6 +137,8 @@ pub struct LinkClass {
     pub gilbert_elliott: Option<GilbertElliottSpec>,
     /// Output queue size in packets, per direction.
     pub queue: Option<u32>,
+    /// The queue discipline of both ends' interfaces.
+    pub qdisc: Option<String>,
 }
 
 /// A full-duplex link: one channel each way with the same parameters.
@@ -127,9 +162,16 @@ pub struct LinkSpec {
     /// Bursty loss instead of Bernoulli.
     #[serde(default)]
     pub gilbert_elliott: Option<GilbertElliottSpec>,
-    /// Output queue size in packets, per direction (DropTail).
+    /// Output queue size in packets, per direction.
     #[serde(default = "default_queue")]
     pub queue: u32,
+    /// The queue discipline of both ends' interfaces.
+    #[serde(default = "default_qdisc")]
+    pub qdisc: String,
+}
+
+fn default_qdisc() -> String {
+    "droptail".to_string()
 }
 
 fn default_queue() -> u32 {
@@ -198,7 +240,7 @@ pub struct FlowSpec {
     /// Sending rate for `cbr` and `onoff`.
     #[serde(default)]
     pub rate: Option<Rate>,
-    /// UDP payload bytes per packet.
+    /// UDP payload bytes per packet; the first 8 say where the datagram sits in the flow's stream.
     #[serde(default = "default_packet_size")]
     pub packet_size: u32,
     /// Mean on and off periods for `onoff`.
@@ -217,10 +259,10 @@ pub struct FlowSpec {
     /// This flow's TCP parameters: the scenario's `[tcp]` with these keys overridden.
     #[serde(default)]
     pub tcp: TcpConfig,
-    /// This flow's end-to-end coding, instead of `coding.scheme`: "none" or
-    /// "tcpnc-e2e" (schemes that code per hop apply to every flow).
+    /// This flow's end-to-end coding, instead of `coding.scheme`'s: "none",
+    /// or a scheme that codes at the ends of flows.
     #[serde(default)]
-    pub coding: Option<Scheme>,
+    pub coding: Option<String>,
 }
 
 fn one_u32() -> u32 {

@@ -1,0 +1,315 @@
+//! The node: IP forwarding, interfaces with their queue disciplines, and
+//! the two coding slots, as one sans-IO state machine that the simulator
+//! and the daemon drive the same way.
+//!
+//! ```text
+//!   host (applications, TCP, UDP)     handle_local  /  poll_delivery
+//!        end layer, per flow end
+//!   IP: routes, TTL
+//!        hop layer
+//!   interfaces: queue disciplines     poll_transmit /  handle_frame, handle_sent
+//! ```
+//!
+//! Driver contract: after every `handle_*` call, drain `poll_transmit`
+//! (frames for interfaces whose medium can take one) and `poll_delivery`
+//! (packets for the host), then re-arm the timer at `poll_timeout()`. Tell
+//! the node with `handle_sent` when an interface's medium can take its
+//! next frame; an interface starts ready.
+
+mod iface;
+mod layer;
+mod routes;
+
+pub use iface::{DropTail, IfaceId, Interface, InterfaceInfo, InterfaceStats, QueueDisc, Queued};
+pub use layer::{EndLayer, Forwarding, HopLayer, Outcome};
+pub use routes::{NextHop, Route, Routes};
+
+use crate::frame::{Body, Frame};
+use crate::packet::{FlowKey, Packet, Parsers};
+use crate::time::Instant;
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+
+/// Counters of a node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeStats {
+    /// Packets sent on towards another node.
+    pub forwarded: u64,
+    /// Packets handed to the host.
+    pub delivered: u64,
+    /// Packets with no route, dropped.
+    pub no_route: u64,
+    /// Packets whose TTL ran out, dropped.
+    pub ttl_expired: u64,
+    /// Frames whose bytes did not parse (corrupted on a medium, or a
+    /// protocol this node does not know), dropped.
+    pub malformed: u64,
+    /// Frames that could not be emitted (a virtual payload in a real run: a bug), dropped.
+    pub unemitted: u64,
+}
+
+/// How a node is set up.
+#[derive(Clone, Debug)]
+pub struct NodeConfig {
+    pub addr: Ipv4Addr,
+    /// Frames leave as bytes and arriving bytes are parsed; otherwise typed
+    /// frames move between nodes and coded payloads stay virtual.
+    pub real_payloads: bool,
+    /// The message kinds this node can parse.
+    pub parsers: Arc<Parsers>,
+}
+
+#[derive(Debug)]
+pub struct Node {
+    config: NodeConfig,
+    ifaces: Vec<Interface>,
+    routes: Routes,
+    ends: Vec<Box<dyn EndLayer>>,
+    end_of: FxHashMap<FlowKey, usize>,
+    hop: Box<dyn HopLayer>,
+    deliveries: VecDeque<Packet>,
+    outbox: VecDeque<(IfaceId, Frame)>,
+    /// Set while the node moves frames and packets, so that what that
+    /// causes is picked up by the same pass rather than a nested one.
+    pumping: bool,
+    stats: NodeStats,
+}
+
+impl Node {
+    pub fn new(config: NodeConfig, ifaces: Vec<Interface>, hop: Box<dyn HopLayer>) -> Node {
+        Node {
+            config,
+            ifaces,
+            routes: Routes::default(),
+            ends: Vec::new(),
+            end_of: FxHashMap::default(),
+            hop,
+            deliveries: VecDeque::new(),
+            outbox: VecDeque::new(),
+            pumping: false,
+            stats: NodeStats::default(),
+        }
+    }
+
+    pub fn addr(&self) -> Ipv4Addr {
+        self.config.addr
+    }
+
+    pub fn routes_mut(&mut self) -> &mut Routes {
+        &mut self.routes
+    }
+
+    /// Puts `layer` at this node's end of `flow`: it sees the flow's packets
+    /// the host sends and those that arrive for the host, both directions.
+    pub fn add_end_layer(&mut self, flow: FlowKey, layer: Box<dyn EndLayer>) {
+        let i = self.ends.len();
+        self.ends.push(layer);
+        self.end_of.insert(flow, i);
+        self.end_of.insert(flow.reversed(), i);
+    }
+
+    /// The hop layer, for inspection (downcast it through `&dyn Any`).
+    pub fn hop(&self) -> &dyn HopLayer {
+        &*self.hop
+    }
+
+    pub fn interfaces(&self) -> &[Interface] {
+        &self.ifaces
+    }
+
+    /// Packets waiting for interface `id`: its queue and what the hop layer holds for it.
+    pub fn backlog(&self, id: IfaceId) -> usize {
+        self.ifaces[id].queue.len() + self.hop.held(id)
+    }
+
+    pub fn stats(&self) -> NodeStats {
+        self.stats
+    }
+
+    /// The node's counters and its layers', summed by name over the end layers.
+    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+        let s = self.stats;
+        let mut out = vec![
+            ("forwarded", s.forwarded),
+            ("delivered", s.delivered),
+            ("no_route", s.no_route),
+            ("ttl_expired", s.ttl_expired),
+            ("malformed", s.malformed),
+            ("unemitted", s.unemitted),
+        ];
+        for (name, value) in self.hop.counters().into_iter().chain(self.ends.iter().flat_map(|e| e.counters())) {
+            match out.iter_mut().find(|(n, _)| *n == name) {
+                Some(entry) => entry.1 += value,
+                None => out.push((name, value)),
+            }
+        }
+        out
+    }
+
+    /// The host sends `packet`.
+    pub fn handle_local(&mut self, now: Instant, packet: Packet) {
+        match packet.flow().and_then(|f| self.end_of.get(&f).copied()) {
+            Some(i) => {
+                self.ends[i].handle_transmit(now, packet);
+                self.drain_end(now, i);
+            }
+            None => self.route(now, packet),
+        }
+    }
+
+    /// A frame arrived on interface `iface`, addressed to this node or overheard.
+    pub fn handle_frame(&mut self, now: Instant, iface: IfaceId, frame: Frame, addressed: bool) {
+        let frame = match frame.parsed(&self.config.parsers, self.config.addr) {
+            Ok(f) => f,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        // What the frame causes is moved by one pass, after it.
+        self.pumping = true;
+        if let Some(declined) = self.hop.handle_frame(now, iface, frame, addressed) {
+            if let (Body::Packet(packet), true) = (declined.body, addressed) {
+                self.route(now, packet);
+            }
+        }
+        self.pumping = false;
+        self.pump(now);
+    }
+
+    /// Interface `iface`'s medium is done with its frame and can take the next.
+    pub fn handle_sent(&mut self, now: Instant, iface: IfaceId, outcome: Outcome) {
+        self.ifaces[iface].ready = true;
+        self.hop.handle_sent(now, iface, outcome);
+        self.pump(now);
+    }
+
+    /// Called when `now >= poll_timeout()`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.hop.poll_timeout().is_some_and(|t| t <= now) {
+            self.hop.handle_timeout(now);
+        }
+        for i in 0..self.ends.len() {
+            if self.ends[i].poll_timeout().is_some_and(|t| t <= now) {
+                self.ends[i].handle_timeout(now);
+                self.drain_end(now, i);
+            }
+        }
+        self.pump(now);
+    }
+
+    /// The next frame for a medium, with the interface it leaves by.
+    pub fn poll_transmit(&mut self) -> Option<(IfaceId, Frame)> {
+        self.outbox.pop_front()
+    }
+
+    /// The next packet for the host.
+    pub fn poll_delivery(&mut self) -> Option<Packet> {
+        self.deliveries.pop_front()
+    }
+
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let mut next = self.hop.poll_timeout();
+        for end in &self.ends {
+            if let Some(t) = end.poll_timeout() {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        }
+        next
+    }
+
+    /// Moves what an end layer produced: down to IP, up to the host.
+    fn drain_end(&mut self, now: Instant, i: usize) {
+        loop {
+            if let Some(p) = self.ends[i].poll_transmit(now) {
+                self.route(now, p);
+            } else if let Some(p) = self.ends[i].poll_receive(now) {
+                self.stats.delivered += 1;
+                self.deliveries.push_back(p);
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// IP: deliver here, through the flow's end layer if it has one, or forward.
+    fn route(&mut self, now: Instant, packet: Packet) {
+        if packet.dst != self.config.addr {
+            return self.forward(now, packet);
+        }
+        match packet.flow().and_then(|f| self.end_of.get(&f).copied()) {
+            Some(i) => {
+                self.ends[i].handle_receive(now, packet);
+                self.drain_end(now, i);
+            }
+            None => {
+                self.stats.delivered += 1;
+                self.deliveries.push_back(packet);
+            }
+        }
+    }
+
+    fn forward(&mut self, now: Instant, mut packet: Packet) {
+        if packet.src != self.config.addr {
+            packet.ttl = packet.ttl.saturating_sub(1);
+            if packet.ttl == 0 {
+                self.stats.ttl_expired += 1;
+                return;
+            }
+        }
+        let flow = packet.flow();
+        let Some(route) = self.routes.lookup(flow.as_ref(), packet.dst) else {
+            self.stats.no_route += 1;
+            return;
+        };
+        let mut next = route.hops[0];
+        if route.hops.len() > 1 {
+            let hops = route.hops.clone();
+            if let Some(i) = self.hop.choose_next_hop(now, &packet, &hops) {
+                next = hops[i.min(hops.len() - 1)];
+            }
+        }
+        self.stats.forwarded += 1;
+        self.hop.handle_forward(now, packet, next, &mut self.ifaces[next.iface]);
+        if !self.pumping {
+            self.pump(now);
+        }
+    }
+
+    /// Lets the hop layer move what it can: packets up to IP, and a frame
+    /// onto each interface whose medium can take one. Runs once per input
+    /// (a forwarded packet, a frame, an interface ready, a timeout), so a
+    /// hop layer sees what an input brought before it is asked for frames.
+    fn pump(&mut self, now: Instant) {
+        if std::mem::replace(&mut self.pumping, true) {
+            return;
+        }
+        while let Some(packet) = self.hop.poll_packet(now) {
+            self.route(now, packet);
+        }
+        for id in 0..self.ifaces.len() {
+            if !self.ifaces[id].ready {
+                continue;
+            }
+            let Some(mut frame) = self.hop.poll_frame(now, id, &mut self.ifaces[id]) else { continue };
+            frame.transmitter = self.config.addr;
+            if self.config.real_payloads {
+                match frame.to_bytes() {
+                    Ok(f) => frame = f,
+                    Err(_) => {
+                        self.stats.unemitted += 1;
+                        continue;
+                    }
+                }
+            }
+            let iface = &mut self.ifaces[id];
+            iface.ready = false;
+            iface.stats.sent += 1;
+            iface.stats.sent_bytes += frame.wire_len() as u64;
+            self.outbox.push_back((id, frame));
+        }
+        self.pumping = false;
+    }
+}

@@ -1,0 +1,137 @@
+//! TCP applications: a bulk or sized transfer into a [`TcpSender`], and a
+//! [`TcpReceiver`] whose deliveries are checked and timed.
+
+use super::{content, mismatches, Endpoint, FlowRecord};
+use crate::result::FlowSummary;
+use ncmesh_proto::tcp::{Connection, TcpConfig, TcpReceiver, TcpSender};
+use ncmesh_proto::{Data, Duration, FlowKey, Instant, Packet, Payload};
+
+/// The sending end: an application that offers `bytes` (or without end)
+/// from its start until its stop.
+#[derive(Debug)]
+pub struct TcpSource {
+    flow: FlowKey,
+    sender: TcpSender,
+    bytes: Option<u64>,
+    min_rto: Duration,
+    real_payloads: bool,
+    /// One past the highest stream byte sent: later sends below it are retransmissions.
+    high_sent: u64,
+}
+
+impl TcpSource {
+    pub fn new(flow: FlowKey, config: &TcpConfig, conn: Connection, bytes: Option<u64>, real_payloads: bool) -> TcpSource {
+        TcpSource { flow, sender: TcpSender::new(config, conn), bytes, min_rto: config.min_rto, real_payloads, high_sent: 0 }
+    }
+}
+
+impl Endpoint for TcpSource {
+    fn start(&mut self, _now: Instant) {
+        self.sender.push(self.bytes.unwrap_or(u64::MAX));
+    }
+
+    fn stop(&mut self, _now: Instant) {
+        self.sender.close();
+    }
+
+    fn handle_packet(&mut self, now: Instant, packet: Packet, record: &mut FlowRecord) {
+        let Payload::Tcp(segment) = &packet.payload else { return };
+        self.sender.handle_ack(now, segment);
+        if let Some(srtt) = self.sender.srtt() {
+            record.srtt.add(srtt.as_secs_f64());
+            let rto = (srtt + self.sender.rttvar().saturating_mul(4)).max(self.min_rto);
+            record.base_rto.add(rto.as_secs_f64());
+        }
+        if record.completed.is_none() && self.bytes.is_some() && self.sender.is_finished() {
+            record.completed = Some(now);
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant, _record: &mut FlowRecord) {
+        self.sender.handle_timeout(now);
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.sender.poll_timeout()
+    }
+
+    fn poll_transmit(&mut self, now: Instant, record: &mut FlowRecord) -> Option<Packet> {
+        let mut segment = self.sender.poll_transmit(now)?;
+        if let Data::Virtual { len, offset } = segment.data {
+            let end = offset + len as u64;
+            if end > self.high_sent {
+                record.log_sent(offset.max(self.high_sent), end, now);
+                self.high_sent = end;
+            }
+            if self.real_payloads {
+                let mut bytes = vec![0; len as usize];
+                content(record.content_seed, offset, &mut bytes);
+                segment.data = Data::Real(bytes);
+            }
+        }
+        record.packets_sent += 1;
+        Some(Packet::new(self.flow.src, self.flow.dst, Payload::Tcp(segment)))
+    }
+
+    fn probe(&self) -> Option<(f64, f64)> {
+        Some((self.sender.cwnd() as f64, self.sender.srtt().map_or(f64::NAN, |d| d.as_secs_f64())))
+    }
+
+    fn summarize(&self, _record: &FlowRecord, summary: &mut FlowSummary) {
+        let stats = self.sender.stats();
+        summary.retransmits = stats.retransmits;
+        summary.timeouts = stats.timeouts;
+        summary.acked_bytes = self.sender.snd_una();
+    }
+}
+
+/// The receiving end: checks and times what the receiver delivers.
+#[derive(Debug)]
+pub struct TcpSink {
+    flow: FlowKey,
+    receiver: TcpReceiver,
+    /// Where the next delivery must start.
+    expected: u64,
+}
+
+impl TcpSink {
+    pub fn new(flow: FlowKey, config: &TcpConfig, conn: Connection) -> TcpSink {
+        TcpSink { flow, receiver: TcpReceiver::new(config, conn), expected: 0 }
+    }
+
+    fn take_deliveries(&mut self, now: Instant, record: &mut FlowRecord) {
+        while let Some(d) = self.receiver.poll_delivery() {
+            let len = d.data.len() as u64;
+            if d.offset != self.expected {
+                record.corrupt += len;
+            } else if let Data::Real(bytes) = &d.data {
+                record.corrupt += mismatches(record.content_seed, d.offset, bytes);
+            }
+            self.expected = d.offset + len;
+            record.count_delivered(now, len);
+            record.delivered_in_order(now, self.expected);
+        }
+    }
+}
+
+impl Endpoint for TcpSink {
+    fn handle_packet(&mut self, now: Instant, packet: Packet, record: &mut FlowRecord) {
+        let Payload::Tcp(segment) = &packet.payload else { return };
+        self.receiver.handle_segment(now, segment);
+        self.take_deliveries(now, record);
+    }
+
+    fn handle_timeout(&mut self, now: Instant, record: &mut FlowRecord) {
+        self.receiver.handle_timeout(now);
+        self.take_deliveries(now, record);
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.receiver.poll_timeout()
+    }
+
+    fn poll_transmit(&mut self, now: Instant, _record: &mut FlowRecord) -> Option<Packet> {
+        let ack = self.receiver.poll_transmit(now)?;
+        Some(Packet::new(self.flow.dst, self.flow.src, Payload::Tcp(ack)))
+    }
+}

@@ -1,0 +1,240 @@
+//! Media carry frames between the interfaces of nodes. A medium is driven
+//! like a protocol endpoint: the simulator hands it frames, wakes it at its
+//! deadlines, and drains its events: a frame received (addressed or
+//! overheard), and a transmitter done with its frame.
+//!
+//! A medium keeps two deadlines so that simultaneous events run in a fixed
+//! order (see `world.rs`): when a transmitter finishes, and when a frame
+//! reaches its receivers.
+
+use crate::rng::Rng;
+use ncmesh_proto::node::Outcome;
+use ncmesh_proto::{Duration, Frame, Instant};
+use std::collections::VecDeque;
+use std::fmt::Debug;
+
+/// One attachment of a node's interface to a medium.
+pub type Port = usize;
+
+/// What a medium reports.
+#[derive(Debug)]
+pub enum Event {
+    /// `port` received `frame`: addressed to it, or overheard.
+    Received { port: Port, frame: Frame, addressed: bool },
+    /// The transmitter at `port` is done with its frame and can send the next.
+    Sent { port: Port, outcome: Outcome },
+}
+
+/// Counters of one medium, per transmitting port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MediumStats {
+    /// Frames put on the air, lost ones included, and their bytes.
+    pub transmitted: u64,
+    pub transmitted_bytes: u64,
+    /// Frames the loss process erased.
+    pub lost: u64,
+}
+
+/// The two kinds of deadline a medium has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// A transmission ends.
+    Departure,
+    /// A frame reaches a receiver.
+    Arrival,
+}
+
+pub trait Medium: Debug + Send {
+    /// The transmitter at `port` starts sending `frame` now. The simulator
+    /// only does so when the port's previous frame is `Sent`.
+    fn transmit(&mut self, now: Instant, port: Port, frame: Frame);
+    fn poll_timeout(&self, phase: Phase) -> Option<Instant>;
+    /// Called when `now >= poll_timeout(phase)`; drain `poll_event` afterwards.
+    fn handle_timeout(&mut self, now: Instant, phase: Phase);
+    fn poll_event(&mut self) -> Option<Event>;
+    fn stats(&self, port: Port) -> MediumStats;
+}
+
+/// How a link erases frames.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LossModel {
+    /// Each frame is lost independently with probability `p`.
+    Bernoulli { p: f64 },
+    /// Two-state Markov chain stepped once per frame (Gilbert 1960, Elliott 1963).
+    GilbertElliott { p_good_to_bad: f64, p_bad_to_good: f64, loss_good: f64, loss_bad: f64, bad: bool },
+}
+
+impl LossModel {
+    pub fn is_lost(&mut self, rng: &mut Rng) -> bool {
+        match self {
+            LossModel::Bernoulli { p } => rng.chance(*p),
+            LossModel::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good, loss_bad, bad } => {
+                let flip = if *bad { *p_bad_to_good } else { *p_good_to_bad };
+                if rng.chance(flip) {
+                    *bad = !*bad;
+                }
+                rng.chance(if *bad { *loss_bad } else { *loss_good })
+            }
+        }
+    }
+
+    /// The long-run loss rate.
+    pub fn mean(&self) -> f64 {
+        match *self {
+            LossModel::Bernoulli { p } => p,
+            LossModel::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good, loss_bad, .. } => {
+                let total = p_good_to_bad + p_bad_to_good;
+                if total == 0.0 {
+                    return loss_good;
+                }
+                let in_bad = p_good_to_bad / total;
+                in_bad * loss_bad + (1.0 - in_bad) * loss_good
+            }
+        }
+    }
+}
+
+/// One direction of a link: port 0 transmits at a fixed rate, the frame
+/// propagates for a fixed delay, and a loss process applied as it leaves
+/// decides whether port 1 receives it. This is the interference-free hop
+/// of a multi-radio TDMA mesh and, without loss, a wired link. It charges
+/// the frame's body only, as the TDMA link model of seed 000 does.
+#[derive(Debug)]
+pub struct PointToPoint {
+    bits_per_s: u64,
+    delay: Duration,
+    loss: LossModel,
+    rng: Rng,
+    /// The frame being serialised and when it finishes.
+    on_air: Option<(Instant, Frame)>,
+    /// Frames propagating, in arrival order (the delay is constant).
+    propagating: VecDeque<(Instant, Frame)>,
+    events: VecDeque<Event>,
+    stats: MediumStats,
+}
+
+impl PointToPoint {
+    pub fn new(bits_per_s: u64, delay: Duration, loss: LossModel, rng: Rng) -> PointToPoint {
+        PointToPoint { bits_per_s, delay, loss, rng, on_air: None, propagating: VecDeque::new(), events: VecDeque::new(), stats: MediumStats::default() }
+    }
+
+    /// The configured long-run loss rate.
+    pub fn loss_rate(&self) -> f64 {
+        self.loss.mean()
+    }
+}
+
+impl Medium for PointToPoint {
+    fn transmit(&mut self, now: Instant, port: Port, frame: Frame) {
+        debug_assert!(port == 0 && self.on_air.is_none(), "one transmitter, one frame at a time");
+        let done = now + Duration::transmission(frame.wire_len() as u64, self.bits_per_s);
+        self.on_air = Some((done, frame));
+    }
+
+    fn poll_timeout(&self, phase: Phase) -> Option<Instant> {
+        match phase {
+            Phase::Departure => self.on_air.as_ref().map(|(t, _)| *t),
+            Phase::Arrival => self.propagating.front().map(|(t, _)| *t),
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant, phase: Phase) {
+        match phase {
+            Phase::Departure => {
+                let Some((done, _)) = &self.on_air else { return };
+                if *done > now {
+                    return;
+                }
+                let (done, frame) = self.on_air.take().expect("checked above");
+                self.stats.transmitted += 1;
+                self.stats.transmitted_bytes += frame.wire_len() as u64;
+                if self.loss.is_lost(&mut self.rng) {
+                    self.stats.lost += 1;
+                } else {
+                    self.propagating.push_back((done + self.delay, frame));
+                }
+                self.events.push_back(Event::Sent { port: 0, outcome: Outcome::Sent });
+            }
+            Phase::Arrival => {
+                while self.propagating.front().is_some_and(|(t, _)| *t <= now) {
+                    let (_, frame) = self.propagating.pop_front().expect("checked above");
+                    self.events.push_back(Event::Received { port: 1, frame, addressed: true });
+                }
+            }
+        }
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self, port: Port) -> MediumStats {
+        if port == 0 {
+            self.stats
+        } else {
+            MediumStats::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Purpose;
+    use ncmesh_proto::wire::udp::Datagram;
+    use ncmesh_proto::{Data, Packet, Payload};
+    use std::net::Ipv4Addr;
+
+    fn frame(bytes: u32) -> Frame {
+        let d = Datagram { src_port: 1, dst_port: 2, data: Data::Virtual { len: bytes - 28, offset: 0 } };
+        Frame::packet(Ipv4Addr::LOCALHOST, Packet::new(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, Payload::Udp(d)))
+    }
+
+    /// Sends `n` frames back to back; returns when each arrived.
+    fn arrivals(link: &mut PointToPoint, n: usize) -> Vec<Instant> {
+        let mut out = vec![];
+        let mut queue: VecDeque<Frame> = (0..n).map(|_| frame(1000)).collect();
+        link.transmit(Instant::ZERO, 0, queue.pop_front().unwrap());
+        loop {
+            let next = [Phase::Departure, Phase::Arrival].into_iter().filter_map(|p| link.poll_timeout(p).map(|t| (t, p))).min_by_key(|&(t, p)| (t, p == Phase::Arrival));
+            let Some((t, phase)) = next else { break };
+            link.handle_timeout(t, phase);
+            while let Some(e) = link.poll_event() {
+                match e {
+                    Event::Sent { .. } => {
+                        if let Some(f) = queue.pop_front() {
+                            link.transmit(t, 0, f);
+                        }
+                    }
+                    Event::Received { port, addressed, .. } => {
+                        assert!(port == 1 && addressed);
+                        out.push(t);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn back_to_back_frames_are_serialised_then_delayed() {
+        let rng = Rng::stream(0, Purpose::LinkLoss, 0);
+        let mut link = PointToPoint::new(1_000_000, Duration::from_millis(100), LossModel::Bernoulli { p: 0.0 }, rng);
+        // 1000 bytes at 1 Mbit/s take 8 ms each; then 100 ms of propagation.
+        assert_eq!(arrivals(&mut link, 3), vec![Instant(108_000_000), Instant(116_000_000), Instant(124_000_000)]);
+        assert_eq!(link.stats(0).transmitted, 3);
+        assert_eq!(link.stats(0).transmitted_bytes, 3000);
+    }
+
+    #[test]
+    fn gilbert_elliott_long_run_loss_matches_its_stationary_mean() {
+        let mut model = LossModel::GilbertElliott { p_good_to_bad: 0.02, p_bad_to_good: 0.2, loss_good: 0.01, loss_bad: 0.6, bad: false };
+        // pi_bad = 0.02 / 0.22; mean = pi_bad * 0.6 + (1 - pi_bad) * 0.01 = 0.0636...
+        let expected = 0.02 / 0.22 * 0.6 + 0.2 / 0.22 * 0.01;
+        assert!((model.mean() - expected).abs() < 1e-12);
+        let mut rng = Rng::stream(3, Purpose::LinkLoss, 0);
+        let n = 400_000;
+        let lost = (0..n).filter(|_| model.is_lost(&mut rng)).count() as f64 / n as f64;
+        assert!((lost - expected).abs() < 0.004, "{lost} vs {expected}");
+    }
+}
