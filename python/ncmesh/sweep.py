@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -478,13 +477,13 @@ class Outcome:
 def summarize(result: RunResult) -> dict[str, Any]:
     """The store's metrics from one run's flow and link tables.
 
-    Plain numpy rather than pandas: this runs once per run while holding the
-    GIL, so every millisecond here is a millisecond other threads wait.
+    Arrow and numpy rather than pandas: this runs once per run while holding
+    the GIL, so every millisecond here is a millisecond other threads wait.
     """
-    flows, links = result.flows, result.links
+    flows, links = result.arrow("flows"), result.arrow("links")
 
     def column(name: str) -> np.ndarray:
-        return flows[name].to_numpy(dtype=float, na_value=np.nan)
+        return np.asarray(flows.column(name).to_numpy(), dtype=float)
 
     weights = column("delivered_bytes")
     mean_s, std_s = column("delay_mean_s"), column("delay_std_s")
@@ -502,8 +501,8 @@ def summarize(result: RunResult) -> dict[str, Any]:
         values = values[np.isfinite(values)]
         return float(values.mean()) if len(values) else math.nan
 
-    def total(frame: pd.DataFrame, name: str) -> int | None:
-        return int(frame[name].to_numpy().sum()) if name in frame else None
+    def total(table: pa.Table, name: str) -> int | None:
+        return int(table.column(name).to_numpy().sum()) if name in table.column_names else None
 
     n = len(goodput)
     metrics = {
@@ -536,21 +535,22 @@ SERIES_SCHEMA = pa.schema([("series", pa.string()), ("time_s", pa.float64()), ("
 def series_table(result: RunResult) -> pa.Table:
     """All of a run's time series in one long table, for one Parquet file per run.
 
-    Built with Arrow directly; through pandas nullable integers it cost ten
-    times as much, under the GIL.
+    Straight from the Arrow tables the simulator hands over; through pandas
+    nullable integers it cost ten times as much, under the GIL.
     """
     parts = []
-    for name, frame, value in (("goodput_bps", result.goodput, "goodput_bps"), ("queue_packets", result.queues, "packets"),
-                               ("cwnd_bytes", result.cwnd, "cwnd_bytes"), ("srtt_s", result.rtt, "srtt_s")):
-        n = len(frame)
+    for name, table, value in (("goodput_bps", "goodput", "goodput_bps"), ("queue_packets", "queues", "packets"),
+                               ("cwnd_bytes", "cwnd", "cwnd_bytes"), ("srtt_s", "rtt", "srtt_s")):
+        series = result.arrow(table)
+        n = series.num_rows
         if n == 0:
             continue
 
-        def ints(column: str) -> pa.Array:
-            return pa.array(frame[column].to_numpy(dtype=np.int64)) if column in frame else pa.nulls(n, pa.int64())
+        def ints(column: str) -> pa.ChunkedArray | pa.Array:
+            return series.column(column).cast(pa.int64()) if column in series.column_names else pa.nulls(n, pa.int64())
 
-        parts.append(pa.table([pa.array([name] * n, pa.string()), pa.array(frame.time_s.to_numpy(dtype=float)), ints("flow"),
-                               ints("from"), ints("to"), pa.array(frame[value].to_numpy(dtype=float))], schema=SERIES_SCHEMA))
+        parts.append(pa.table([pa.array([name] * n, pa.string()), series.column("time_s").cast(pa.float64()), ints("flow"),
+                               ints("from"), ints("to"), series.column(value).cast(pa.float64())], schema=SERIES_SCHEMA))
     return pa.concat_tables(parts) if parts else SERIES_SCHEMA.empty_table()
 
 
