@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: demo test bench-codec bench-sim fuzz clean
+.PHONY: demo test test-wheel bench-codec bench-sim fuzz clean
 
 demo: $(STAMP)
 	$(BIN)/ncmesh reproduce honc2012 --quick --out demo-out
@@ -16,6 +16,11 @@ test: $(STAMP)
 		|| echo "chromium could not be installed: the report rendering test will skip"
 	cargo test --workspace --exclude ncmesh-py
 	$(BIN)/python -m pytest -q -W error tests
+	PYTHON=$(PYTHON) bash .ci/test-wheel
+
+# The release wheel installed into a fresh environment and run outside the checkout.
+test-wheel: $(STAMP)
+	PYTHON=$(PYTHON) bash .ci/test-wheel
 
 bench-codec: $(STAMP)
 	$(BIN)/python -m pip install -q galois raptorq
