@@ -80,6 +80,7 @@ def test_cli_run_writes_tables_atomically(tmp_path):
     ("args", "message"),
     [
         (["run", "no/such.toml"], "cannot read the scenario"),
+        (["run", "chain-6hop"], "chain-6hop: no such file, and no shipped scenario of that name (shipped: chain-5hop, dumbbell,"),
         (["run", "chain-5hop", "--set", "links.0.lossy=0.1"], "links[0].lossy: unknown field"),
         (["run", "chain-5hop", "--set", "nodes"], "expected KEY=VALUE"),
         (["run", "chain-5hop", "--set", "links.9.loss=0.1"], "past the end"),

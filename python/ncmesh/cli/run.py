@@ -31,10 +31,14 @@ def run(
 ) -> None:
     """Run a scenario and print a summary of its flows."""
     from ..paths import scenario as scenario_path
+    from ..paths import shipped
     from ..simulate import ScenarioError, execute, load
 
+    path = scenario_path(scenario)
+    if not path.exists() and Path(scenario).suffix != ".toml":
+        raise fail(f"{scenario}: no such file, and no shipped scenario of that name (shipped: {', '.join(shipped())})")
     try:
-        simulation = load(scenario_path(scenario), seed=seed, toml_overrides=parse_assignments(set_))
+        simulation = load(path, seed=seed, toml_overrides=parse_assignments(set_))
     except ScenarioError as e:
         raise fail(str(e)) from None
     try:
