@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: demo test bench-codec bench-sim fuzz clean
+.PHONY: demo test test-wheel bench-codec bench-sim fuzz clean
 
 demo: $(STAMP)
 	$(BIN)/ncmesh reproduce honc2012 --quick --out demo-out
@@ -16,6 +16,11 @@ test: $(STAMP)
 		|| echo "chromium could not be installed: the report rendering test will skip"
 	cargo test --workspace --exclude ncmesh-py
 	$(BIN)/python -m pytest -q -W error tests
+	PYTHON=$(PYTHON) bash .ci/test-wheel
+
+# The release wheel installed into a fresh environment and run outside the checkout.
+test-wheel: $(STAMP)
+	PYTHON=$(PYTHON) bash .ci/test-wheel
 
 bench-codec: $(STAMP)
 	$(BIN)/python -m pip install -q galois raptorq
@@ -35,7 +40,7 @@ $(STAMP): $(SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "maturin>=1.7,<2" "pytest>=8" "hypothesis>=6" \
-		"numpy>=1.24" "typer>=0.12" "rich>=13" "pandas>=2" "pyarrow>=14" "matplotlib>=3.7" \
+		"numpy>=1.24" "typer>=0.12,<0.29" "rich>=13" "pandas>=2" "pyarrow>=15" "pydantic>=2.6" "matplotlib>=3.7" \
 		"scipy>=1.10" "cvxpy>=1.4" "duckdb>=1" "dask[distributed]>=2024.1" "tabulate>=0.9"
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release -q
 	touch $@

@@ -1,4 +1,4 @@
-"""``ncmesh model ...`` (ncmesh.models.cli mounted on the main CLI)."""
+"""``ncmesh model ...`` (ncmesh.cli.model mounted on the main CLI)."""
 
 import json
 
@@ -7,11 +7,11 @@ from typer.testing import CliRunner
 
 import typer
 
-from ncmesh.models import cli as models_cli
+from ncmesh.cli import model as models_cli
 from ncmesh.models import markov
 
-# Mounted exactly as python/ncmesh/cli.py does, so these tests do not depend on
-# the rest of the main CLI (whose imports other work may be changing).
+# Mounted on an app of their own, as the main CLI mounts them, so that these
+# tests exercise the model commands alone.
 app = typer.Typer()
 app.add_typer(models_cli.app, name="model")
 

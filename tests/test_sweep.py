@@ -195,3 +195,45 @@ def test_confidence_interval_is_student_t():
     assert (mean, n) == (2.5, 4)
     assert half == pytest.approx(3.182446305 * 1.290994449 / 2, rel=1e-8)
     assert math.isnan(mean_ci(pd.Series([5.0]))[1])
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "key", "words"),
+    [
+        # unknown keys, at the top and inside a range
+        ('[axes]\n"tcp.variant" = ["reno"]\n[set]\nduration = "100s"\n[sweep]\nname = "x"\n', 6, "sweep", "unknown key; expected one of"),
+        ('[axes]\nlink_class.wireless.loss = { start = 0.0, stop = 0.1, nmu = 3 }\n', 3, "axes.link_class.wireless.loss.nmu",
+         "unknown key; expected one of start, stop, num, step"),
+        # wrong types
+        ('seeds = 2\n\n[axes]\n"tcp.variant" = ["reno"]\nnmae = "x"\n', 6, "axes.nmae", "expected a list of values or a range"),
+        ('name = "t"\nseeds = "three"\n', 3, "seeds", "expected a number of seeds (1..N) or a list of seeds, found 'three'"),
+        ('null = 1\n', 2, "null", "expected true or false, found 1"),
+        ('[axes]\n"tcp.mss" = { start = 500, stop = "1000", step = 100 }\n', 3, "axes.tcp.mss.stop", "expected a finite number, found '1000'"),
+        ('[axes]\n"tcp.variant" = "reno"\n', 3, "axes.tcp.variant", "expected a list of values or a range"),
+        ('metrics = "fairness"\n', 2, "metrics", "expected a non-empty list of metric names"),
+        # empty axes, also in a zip group
+        ('[axes]\n"tcp.variant" = ["reno"]\n"tcp.mss" = []\n', 4, "axes.tcp.mss", "expected at least one value"),
+        ('[[zip]]\n"tcp.variant" = ["reno"]\n[[zip]]\n"tcp.mss" = [500]\n"tcp.sack" = []\n', 6, "zip.1.tcp.sack", "at least one value"),
+    ],
+)
+def test_the_schema_refuses_unknown_keys_wrong_types_and_empty_axes(tmp_path, body, line, key, words):
+    path = write_sweep(tmp_path, body)
+    with pytest.raises(sweep.SweepError) as e:
+        sweep.parse(path)
+    assert str(e.value).startswith(f"{path}:{line}: {key}: "), str(e.value)
+    assert words in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_dotted_axis_keys_that_look_like_a_range_are_keys(tmp_path):
+    # flows.0.start and flows.0.stop are two axes, not a range table
+    path = write_sweep(tmp_path, '[set]\nduration = "100s"\n[axes]\nflows.0.start = [0, 5]\nflows.0.stop = [50, 100]\n')
+    s = sweep.parse(path)
+    assert s.keys == ["flows.0.start", "flows.0.stop"]
+    assert len(list(s.points())) == 4
+
+
+def test_a_key_given_quoted_and_bare_is_set_twice(tmp_path):
+    path = write_sweep(tmp_path, '[axes]\n"tcp.variant" = ["reno"]\ntcp.variant = ["cubic"]\n')
+    with pytest.raises(sweep.SweepError, match=r":4: tcp\.variant: this key is set twice"):
+        sweep.parse(path)

@@ -19,7 +19,7 @@ is read without copying when it is contiguous.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ._native import (
     CodecError,
@@ -33,6 +33,9 @@ from ._native import (
     simd_isa,
     xor_combine,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: A relay's coder is a decoder used for :meth:`Decoder.recode`: it stores what
 #: it receives and forwards fresh combinations without decoding.
@@ -61,6 +64,8 @@ def encode_many(encoder: Encoder, seeds: np.ndarray) -> tuple[np.ndarray, np.nda
     ``(len(seeds), symbols)`` and ``(len(seeds), symbol_bytes)``, viewing the
     native buffers without a copy.
     """
+    import numpy as np
+
     seeds = np.asarray(seeds, dtype=np.uint64)
     rows = b"".join(coefficients(int(s), encoder.symbols, encoder.q) for s in seeds)
     payloads = encoder.encode_batch(rows)

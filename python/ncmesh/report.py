@@ -218,15 +218,3 @@ def _choose_run(table: pd.DataFrame, run: str | None) -> Any:
 def write(db: str | os.PathLike[str], out: str | os.PathLike[str], run: str | None = None) -> Path:
     text = build(db, run)
     return write_atomically(out, lambda p: p.write_text(text))
-
-
-def cli_report(db: Path, *, out: Path, run: str | None, fail: Any) -> None:
-    from rich.console import Console
-
-    try:
-        path = write(db, out, run)
-    except (FileNotFoundError, ValueError) as e:
-        raise fail(str(e)) from None
-    except KeyError as e:
-        raise fail(e.args[0]) from None
-    Console(stderr=True).print(f"wrote {path}", highlight=False, soft_wrap=True)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
-
 import pandas as pd
 
 from .files import write_atomically
@@ -84,21 +82,3 @@ def export(table: pd.DataFrame, format: str, out: str | os.PathLike[str] | None)
         return text
     write_atomically(out, lambda p: p.write_text(text))
     return None
-
-
-def cli_export(db: Path, *, where: str | None, format: str, out: Path | None, fail: Any) -> None:
-    import sys
-
-    try:
-        table = load(db, where)
-        text = export(table, format, out)
-    except FileNotFoundError as e:
-        raise fail(str(e)) from None
-    except ValueError as e:
-        raise fail(str(e)) from None
-    except Exception as e:
-        if type(e).__module__.startswith(("duckdb", "_duckdb", "sqlite3")):
-            raise fail(f"--where {where}: {e}" if where else f"{db}: {e}") from None
-        raise
-    if text is not None:
-        sys.stdout.write(text)

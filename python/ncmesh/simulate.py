@@ -7,15 +7,16 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Union
 
 from . import _native
 from ._native import ScenarioError
 from .files import write_atomically
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 """A scenario file path, TOML text, or the same document as a dictionary."""
@@ -70,34 +71,111 @@ def load(
     return _native.Simulation(scenario, origin="<text>", format="toml", overrides=pairs)
 
 
-@dataclass
-class RunResult:
-    """What one run measured. Every table is a pandas DataFrame."""
+TABLES = ("flows", "links", "goodput", "queues", "cwnd", "rtt")
+"""The tables of a run, in the order the simulator gives them."""
 
-    flows: pd.DataFrame
-    """One row per flow: goodput, delay statistics, retransmissions."""
-    links: pd.DataFrame
-    """One row per link direction: transmissions, losses, queue drops."""
-    goodput: pd.DataFrame
-    """``time_s, flow, goodput_bps`` per probe interval."""
-    queues: pd.DataFrame
-    """``time_s, from, to, packets`` for the probed interfaces."""
-    cwnd: pd.DataFrame
-    """``time_s, flow, cwnd_bytes`` when probed."""
-    rtt: pd.DataFrame
-    """``time_s, flow, srtt_s`` when probed."""
-    fairness: float
-    """Jain's index over the flows' goodputs."""
-    events: int
-    sim_time_s: float
-    wall_s: float
-    scenario: str
-    """The resolved scenario that ran, as TOML."""
+TableLike = Union["_native.Table", "pa.Table", "pd.DataFrame"]
+"""A table as the simulator hands it over (Arrow), as Arrow, or as pandas."""
+
+
+class _Frame:
+    """A table of :class:`RunResult` as a pandas DataFrame, built on first access."""
+
+    def __init__(self, doc: str):
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, result: RunResult | None, owner: type | None = None) -> Any:
+        if result is None:
+            return self
+        return result.frame(self.name)
+
+    def __set__(self, result: RunResult, value: TableLike) -> None:
+        result._set_table(self.name, value)
+
+
+class RunResult:
+    """What one run measured.
+
+    The simulator hands its tables over as Arrow. Each attribute below is a
+    pandas DataFrame made from them when first read, and :meth:`arrow` gives
+    the Arrow tables themselves, so a caller that only needs :meth:`summary`
+    never imports pandas. The tables may also be given as pandas or Arrow.
+    """
+
+    flows = _Frame("One row per flow: goodput, delay statistics, retransmissions.")
+    links = _Frame("One row per link direction: transmissions, losses, queue drops.")
+    goodput = _Frame("``time_s, flow, goodput_bps`` per probe interval.")
+    queues = _Frame("``time_s, from, to, packets`` for the probed interfaces.")
+    cwnd = _Frame("``time_s, flow, cwnd_bytes`` when probed.")
+    rtt = _Frame("``time_s, flow, srtt_s`` when probed.")
+
+    def __init__(self, flows: TableLike, links: TableLike, goodput: TableLike, queues: TableLike, cwnd: TableLike,
+                 rtt: TableLike, fairness: float, events: int, sim_time_s: float, wall_s: float, scenario: str):
+        self._given: dict[str, TableLike] = {}
+        self._arrow: dict[str, pa.Table] = {}
+        self._frames: dict[str, pd.DataFrame] = {}
+        for name, table in zip(TABLES, (flows, links, goodput, queues, cwnd, rtt)):
+            self._set_table(name, table)
+        self.fairness = fairness
+        """Jain's index over the flows' goodputs."""
+        self.events = events
+        self.sim_time_s = sim_time_s
+        self.wall_s = wall_s
+        self.scenario = scenario
+        """The resolved scenario that ran, as TOML."""
+
+    def _set_table(self, name: str, table: TableLike) -> None:
+        self._given[name] = table
+        self._arrow.pop(name, None)
+        self._frames.pop(name, None)
+
+    def __repr__(self) -> str:
+        return f"<RunResult: {self.sim_time_s:g} simulated s, {self.events} events, fairness {self.fairness:.3f}>"
+
+    def arrow(self, name: str) -> pa.Table:
+        """One table (``"flows"``, ``"links"``, ...) as a pyarrow Table, imported without a copy."""
+        if name not in self._arrow:
+            import pyarrow as pa
+
+            table = self._given[name]
+            if isinstance(table, _native.Table):
+                self._arrow[name] = pa.RecordBatchReader.from_stream(table).read_all()
+            elif isinstance(table, pa.Table):
+                self._arrow[name] = table
+            else:
+                self._arrow[name] = pa.Table.from_pandas(table, preserve_index=False)
+        return self._arrow[name]
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """One table as a pandas DataFrame: integers as int64, floats as float64 (NaN where missing)."""
+        if name not in self._frames:
+            given = self._given[name]
+            # Told apart by module so that Arrow-only callers never import pandas.
+            if type(given).__module__.startswith("pandas"):
+                self._frames[name] = given
+            else:
+                self._frames[name] = _to_pandas(self.arrow(name))
+        return self._frames[name]
+
+    def column(self, table: str, name: str) -> list[Any]:
+        """One column's values as a list (None where missing), with neither pandas nor pyarrow if not loaded yet."""
+        if table in self._frames:
+            return self._frames[table][name].tolist()
+        if table in self._arrow:
+            return self._arrow[table].column(name).to_pylist()
+        given = self._given[table]
+        if isinstance(given, _native.Table):
+            return given.column(name)
+        return self.frame(table)[name].tolist()
 
     def summary(self) -> dict[str, Any]:
         """The run as one JSON-ready object (what ``ncmesh run --json`` prints)."""
         columns = ["id", "goodput_bps", "delay_mean_s", "delay_std_s", "delay_p95_s"]
-        flows = [{k: _plain(v) for k, v in row.items()} for row in self.flows[columns].to_dict("records")]
+        values = [self.column("flows", c) for c in columns]
+        flows = [{k: _plain(v) for k, v in zip(columns, row)} for row in zip(*values)]
         return {
             "flows": flows,
             "fairness": _plain(self.fairness),
@@ -110,13 +188,21 @@ class RunResult:
         """Writes every table as Parquet and CSV, and the resolved scenario, into ``out``."""
         out = Path(out)
         written = []
-        for name in ("flows", "links", "goodput", "queues", "cwnd", "rtt"):
-            frame: pd.DataFrame = getattr(self, name)
+        for name in TABLES:
+            frame = self.frame(name)
             written.append(write_atomically(out / f"{name}.parquet", lambda p, f=frame: f.to_parquet(p, index=False)))
             written.append(write_atomically(out / f"{name}.csv", lambda p, f=frame: f.to_csv(p, index=False)))
         written.append(write_atomically(out / "scenario.toml", lambda p: p.write_text(self.scenario)))
         written.append(write_atomically(out / "summary.json", lambda p: p.write_text(json.dumps(self.summary(), indent=2) + "\n")))
         return written
+
+
+def _to_pandas(table: pa.Table) -> pd.DataFrame:
+    """Unsigned columns become int64, the integer type pandas users expect."""
+    import pyarrow as pa
+
+    schema = pa.schema([f.with_type(pa.int64()) if pa.types.is_unsigned_integer(f.type) else f for f in table.schema])
+    return table.cast(schema).to_pandas()
 
 
 def _plain(v: Any) -> Any:
@@ -126,14 +212,6 @@ def _plain(v: Any) -> Any:
     if hasattr(v, "item"):
         return _plain(v.item())
     return v
-
-
-def _series(raw: dict[str, list], columns: tuple[str, ...]) -> pd.DataFrame:
-    frame = pd.DataFrame({"time_s": raw["time_s"], columns[0]: raw["key"]})
-    if len(columns) == 3:
-        frame[columns[1]] = raw["key2"]
-    frame[columns[-1]] = pd.Series(raw["value"], dtype="float64")
-    return frame
 
 
 def execute(simulation: _native.Simulation, progress: Progress | None = None, slices: int = 200) -> RunResult:
@@ -147,25 +225,10 @@ def execute(simulation: _native.Simulation, progress: Progress | None = None, sl
             simulation.run_until(duration * i / slices)
             progress(simulation.now_s, duration, simulation.events)
     scenario = simulation.resolved_toml()
-    raw = json.loads(simulation.finish())
+    finished = simulation.finish()
     wall = time.perf_counter() - started
-    flows = pd.DataFrame(raw["flows"])
-    for column in flows.columns:
-        if column.startswith("delay") or column == "completion_s":
-            flows[column] = flows[column].astype("float64")
-    return RunResult(
-        flows=flows,
-        links=pd.DataFrame(raw["links"]),
-        goodput=_series(raw["goodput"], ("flow", "goodput_bps")),
-        queues=_series(raw["queues"], ("from", "to", "packets")),
-        cwnd=_series(raw["cwnd"], ("flow", "cwnd_bytes")),
-        rtt=_series(raw["rtt"], ("flow", "srtt_s")),
-        fairness=float("nan") if raw["fairness"] is None else raw["fairness"],
-        events=raw["events"],
-        sim_time_s=raw["sim_time_s"],
-        wall_s=wall,
-        scenario=scenario,
-    )
+    return RunResult(**finished["tables"], fairness=finished["fairness"], events=finished["events"],
+                     sim_time_s=finished["sim_time_s"], wall_s=wall, scenario=scenario)
 
 
 def run(

@@ -26,19 +26,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Optional, Union
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Discriminator, Field, PlainValidator, Tag, ValidationError,
+                      ValidationInfo, field_validator, model_validator)
+from pydantic_core import PydanticCustomError
 
 from . import __version__, _native
 from .files import write_atomically
 from .simulate import RunResult, ScenarioError, execute, load
 from .store import METRICS, Store
-
-SWEEP_KEYS = ("name", "scenario", "seeds", "metrics", "set", "axes", "zip", "null")
 
 
 class SweepError(ValueError):
@@ -194,53 +194,246 @@ def _line_of(lines: Mapping[tuple[str, ...], int], path: tuple[str, ...]) -> int
     return 1
 
 
-def _is_range(value: Any) -> bool:
-    return isinstance(value, dict) and {"start", "stop"} <= set(value) and set(value) <= {"start", "stop", "num", "step"}
+# The schema of a sweep file. Types say what each key holds; the few rules
+# types cannot say are validators. Errors are turned into
+# ``FILE:LINE: key: message`` by :func:`_sweep_error`.
+
+_RANGE_KEYS = ("start", "stop", "num", "step")
 
 
-def _flatten(table: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """Leaves of a table of axes: lists, range tables and scalars, with their paths."""
+def _show(value: Any) -> str:
+    """A value as it would be written in TOML, shortened for a message."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _finite_number(value: Any) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise PydanticCustomError("finite_number", "expected a finite number")
+    return value
+
+
+Number = Annotated[Union[int, float], PlainValidator(_finite_number)]
+"""A TOML integer or float, never a boolean, never inf or nan."""
+
+
+class Range(BaseModel):
+    """An axis as a range: ``{start, stop, num}`` (evenly spaced, both ends
+    included) or ``{start, stop, step}`` (from start in steps; stop included
+    when a step lands on it)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    start: Number
+    stop: Number
+    num: Optional[Annotated[int, Field(ge=1)]] = None
+    step: Optional[Number] = None
+
+    @model_validator(mode="after")
+    def _one_of_num_or_step(self) -> Range:
+        if (self.num is None) == (self.step is None):
+            raise PydanticCustomError("range", "a range takes exactly one of num (evenly spaced, both ends included) or step")
+        if self.step is not None:
+            if self.step == 0 or (self.stop - self.start) / self.step < 0:
+                raise PydanticCustomError("range", f"range step {self.step!r} never goes from {self.start!r} to {self.stop!r}")
+            if self._count() > 1_000_000:
+                raise PydanticCustomError("range", f"range has {self._count()} values; that is surely a mistake")
+        return self
+
+    def _count(self) -> int:
+        assert self.step is not None
+        return int(math.floor((self.stop - self.start) / self.step + 1e-9)) + 1
+
+    def values(self) -> list[Any]:
+        start, stop = self.start, self.stop
+        if self.num is not None:
+            if self.num == 1:
+                return [start]
+            values = [start + (stop - start) * i / (self.num - 1) for i in range(self.num)]
+        else:
+            assert self.step is not None
+            values = [start + i * self.step for i in range(self._count())]
+            if all(isinstance(v, int) for v in (start, stop, self.step)):
+                return [int(v) for v in values]
+        return [round(v, 12) for v in values]
+
+
+def _axis_kind(value: Any) -> str | None:
+    return "<list>" if isinstance(value, list) else "<range>" if isinstance(value, dict) else None
+
+
+AxisValues = Annotated[
+    Union[Annotated[list[Any], Field(min_length=1), Tag("<list>")], Annotated[Range, Tag("<range>")]],
+    Discriminator(_axis_kind, custom_error_type="axis",
+                  custom_error_message="expected a list of values or a range {start, stop, num} / {start, stop, step}"),
+]
+"""One key's values: a non-empty list, or a range table."""
+
+
+def _values(axis: list[Any] | Range) -> list[Any]:
+    return axis.values() if isinstance(axis, Range) else axis
+
+
+def _same_lengths(group: dict[str, list[Any] | Range]) -> dict[str, list[Any] | Range]:
+    if not group:
+        raise PydanticCustomError("zip", "an empty [[zip]] group")
+    lengths = {key: len(_values(values)) for key, values in group.items()}
+    if len(set(lengths.values())) > 1:
+        detail = ", ".join(f"{key} has {n}" for key, n in lengths.items())
+        raise PydanticCustomError("zip", f"zipped keys need as many values each: {detail}")
+    return group
+
+
+def _seed_count(value: int) -> int:
+    if value < 1:
+        raise PydanticCustomError("seeds", f"need at least one seed, found {value}")
+    return value
+
+
+def _distinct(seeds: list[int]) -> list[int]:
+    if len(set(seeds)) != len(seeds):
+        raise PydanticCustomError("seeds", "a seed appears twice")
+    return seeds
+
+
+def _seeds_kind(value: Any) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "<count>"
+    return "<list>" if isinstance(value, list) else None
+
+
+Seeds = Annotated[
+    Union[Annotated[int, AfterValidator(_seed_count), Tag("<count>")],
+          Annotated[list[Annotated[int, Field(ge=0, lt=2**64)]], Field(min_length=1), AfterValidator(_distinct), Tag("<list>")]],
+    Discriminator(_seeds_kind, custom_error_type="seeds", custom_error_message="expected a number of seeds (1..N) or a list of seeds"),
+]
+"""N (seeds 1 to N) or a list of distinct non-negative seeds."""
+
+
+def _known_metric(name: str) -> str:
+    if name not in METRICS:
+        raise PydanticCustomError("metric", f"unknown metric {name!r}; expected some of {', '.join(METRICS)}")
+    return name
+
+
+def _non_empty(name: str) -> str:
+    if not name.strip():
+        raise PydanticCustomError("name", "expected a non-empty string")
+    return name
+
+
+class SweepFile(BaseModel):
+    """A sweep file as written (docs/sweeps.md), with [set], [axes] and
+    [[zip]] flattened to dotted scenario keys."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    scenario: str
+    name: Optional[Annotated[str, AfterValidator(_non_empty)]] = None
+    seeds: Seeds = 1
+    metrics: Optional[Annotated[list[Annotated[str, AfterValidator(_known_metric)]], Field(min_length=1)]] = None
+    null: bool = False
+    set: dict[str, Any] = {}
+    axes: dict[str, AxisValues] = {}
+    zip: list[Annotated[dict[str, AxisValues], AfterValidator(_same_lengths)]] = []
+
+    @field_validator("scenario")
+    @classmethod
+    def _scenario_exists(cls, scenario: str, info: ValidationInfo) -> str:
+        path = (Path((info.context or {}).get("base", ".")) / scenario).resolve()
+        if not path.is_file():
+            raise PydanticCustomError("scenario", f"no scenario file at {path}")
+        return str(path)
+
+
+SWEEP_KEYS = tuple(SweepFile.model_fields)
+
+# What a key of the wrong type should have held, for the message.
+_EXPECTED = {
+    "scenario": "a path (string) to the base scenario, relative to this sweep file",
+    "name": "a non-empty string",
+    "metrics": "a non-empty list of metric names",
+    "null": "true or false",
+    "set": "a table of scenario keys and values",
+    "axes": "a table: dotted scenario key = list of values",
+    "zip": "[[zip]] tables: keys whose values vary together",
+}
+_TYPE_WORDS = {"int_type": "an integer", "bool_type": "true or false", "string_type": "a string", "list_type": "a list",
+               "dict_type": "a table", "model_type": "a table", "model_attributes_type": "a table"}
+
+
+def _flatten(table: Mapping[str, Any], is_value: Callable[[Any], bool],
+             prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """The values of a table of dotted keys, each with its key path in the file.
+
+    Bare dotted keys (``tcp.variant = ...``) are nested tables to TOML, and
+    quoted ones (``"tcp.variant" = ...``) are not; both mean one key.
+    """
     for key, value in table.items():
         path = (*prefix, key)
-        if isinstance(value, dict) and not _is_range(value):
-            yield from _flatten(value, path)
+        if isinstance(value, dict) and not is_value(value):
+            yield from _flatten(value, is_value, path)
         else:
             yield path, value
 
 
-def _expand(value: Any, where: Callable[[str], SweepError]) -> list[Any]:
-    """The values of one axis: a non-empty list, or a range table."""
-    if isinstance(value, list):
-        if not value:
-            raise where("an axis needs at least one value")
-        return value
-    if not _is_range(value):
-        raise where("expected a list of values or a range {start, stop, num} / {start, stop, step}")
-    start, stop = value["start"], value["stop"]
-    for name in ("start", "stop", "num", "step"):
-        v = value.get(name)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
-            raise where(f"range {name} must be a finite number, found {v!r}")
-    if ("num" in value) == ("step" in value):
-        raise where("a range takes exactly one of num (evenly spaced, both ends included) or step")
-    if "num" in value:
-        num = value["num"]
-        if not isinstance(num, int) or num < 1:
-            raise where(f"range num must be a positive integer, found {num!r}")
-        if num == 1:
-            return [start]
-        values = [start + (stop - start) * i / (num - 1) for i in range(num)]
+def _is_range(table: dict[str, Any]) -> bool:
+    """An inline table of scalars under [axes] means a range: axis values are lists."""
+    return all(not isinstance(v, (dict, list)) for v in table.values())
+
+
+def _dotted(section: tuple[Any, ...], table: Any, is_value: Callable[[Any], bool], origin: dict[tuple[Any, ...], tuple[str, ...]],
+            lines: Mapping[tuple[str, ...], int], path: Path) -> Any:
+    """``table`` with its keys flattened to dotted ones; ``origin`` learns each one's path in the file."""
+    if not isinstance(table, dict):
+        return table
+    file_section = tuple(str(p) for p in section)
+    origin[section] = file_section
+    flat: dict[str, Any] = {}
+    for key_path, value in _flatten(table, is_value):
+        key = ".".join(key_path)
+        where = (*file_section, *key_path)
+        if key in flat:
+            raise SweepError(f"{path}:{_line_of(lines, where)}: {key}: this key is set twice")
+        flat[key] = value
+        origin[(*section, key)] = where
+    return flat
+
+
+def _sweep_error(path: Path, error: Any, origin: Mapping[tuple[Any, ...], tuple[str, ...]],
+                 lines: Mapping[tuple[str, ...], int]) -> tuple[int, str]:
+    """One pydantic error as (line, ``FILE:LINE: key: message``)."""
+    loc = [p for p in error["loc"] if not (isinstance(p, str) and p.startswith("<"))]  # union tags
+    for n in range(len(loc), 0, -1):
+        if tuple(loc[:n]) in origin:
+            head, rest = origin[tuple(loc[:n])], loc[n:]
+            break
     else:
-        step = value["step"]
-        if step == 0 or (stop - start) / step < 0:
-            raise where(f"range step {step!r} never goes from {start!r} to {stop!r}")
-        count = int(math.floor((stop - start) / step + 1e-9)) + 1
-        if count > 1_000_000:
-            raise where(f"range has {count} values; that is surely a mistake")
-        values = [start + i * step for i in range(count)]
-    if all(isinstance(v, int) for v in (start, stop, value.get("step", 0))) and "step" in value:
-        return [int(v) for v in values]
-    return [round(v, 12) for v in values]
+        head, rest = (), loc
+    # A list position says which value is wrong, not which key: keys keep names only.
+    key_path = (*head, *(str(p) for p in rest if not isinstance(p, int)))
+    kind, found = error["type"], error.get("input")
+    if kind == "extra_forbidden":
+        allowed = _RANGE_KEYS if len(key_path) > 1 else SWEEP_KEYS
+        message = f"unknown key; expected one of {', '.join(allowed)}"
+    elif kind == "missing":
+        message = f"missing key: expected {_EXPECTED.get(key_path[-1], 'a value')}"
+    elif kind == "too_short":
+        message = f"expected at least one value, found {_show(found)}"
+    elif kind in ("greater_than_equal", "less_than"):
+        bound = error["ctx"].get("ge", error["ctx"].get("lt"))
+        message = f"expected a number {'>=' if kind == 'greater_than_equal' else '<'} {bound}, found {_show(found)}"
+    elif kind in _TYPE_WORDS:
+        expected = _EXPECTED.get(key_path[-1], _TYPE_WORDS[kind]) if len(key_path) == 1 else _TYPE_WORDS[kind]
+        message = f"expected {expected}, found {_show(found)}"
+    elif error["msg"].startswith("expected") and "found" not in error["msg"]:
+        message = f"{error['msg']}, found {_show(found)}"
+    else:
+        message = error["msg"]
+    line = _line_of(lines, key_path)
+    return line, f"{path}:{line}: {'.'.join(key_path) or 'file'}: {message}"
 
 
 def parse(path: str | os.PathLike[str], text: str | None = None) -> Sweep:
@@ -264,88 +457,36 @@ def parse(path: str | os.PathLike[str], text: str | None = None) -> Sweep:
         m = re.search(r"\(at line (\d+), column \d+\)", str(e))
         message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e))
         raise SweepError(f"{path}:{m.group(1) if m else 1}: syntax: {message}") from None
-    sweep = Sweep(path=path, name=path.stem, scenario=path, seeds=[1], metrics=list(METRICS), fixed={}, axes=[],
-                  lines=_key_lines(text))
+    lines = _key_lines(text)
+    origin: dict[tuple[Any, ...], tuple[str, ...]] = {}
+    if "set" in doc:
+        doc["set"] = _dotted(("set",), doc["set"], lambda _: False, origin, lines, path)
+    if "axes" in doc:
+        doc["axes"] = _dotted(("axes",), doc["axes"], _is_range, origin, lines, path)
+    if isinstance(doc.get("zip"), list):
+        doc["zip"] = [_dotted(("zip", i), group, _is_range, origin, lines, path) for i, group in enumerate(doc["zip"])]
+    try:
+        spec = SweepFile.model_validate(doc, context={"base": path.parent})
+    except ValidationError as e:
+        raise SweepError(min(_sweep_error(path, error, origin, lines) for error in e.errors())[1]) from None
 
-    def at(*key: str) -> Callable[[str], SweepError]:
-        return lambda message: sweep.error(key, message)
+    sweep = Sweep(path=path, name=spec.name or path.stem, scenario=Path(spec.scenario),
+                  seeds=list(range(1, spec.seeds + 1)) if isinstance(spec.seeds, int) else list(spec.seeds),
+                  metrics=list(dict.fromkeys(spec.metrics)) if spec.metrics else list(METRICS), fixed=dict(spec.set),
+                  axes=[], null=spec.null, lines=lines)
+    for key, values in spec.axes.items():
+        sweep.axes.append(Axis((key,), [(v,) for v in _values(values)], _line_of(lines, origin[("axes", key)])))
+    for i, group in enumerate(spec.zip):
+        columns = [_values(values) for values in group.values()]
+        sweep.axes.append(Axis(tuple(group), list(zip(*columns)), _line_of(lines, ("zip", str(i)))))
 
-    for key in doc:
-        if key not in SWEEP_KEYS:
-            raise at(key)(f"unknown key; expected one of {', '.join(SWEEP_KEYS)}")
-    if "name" in doc:
-        if not isinstance(doc["name"], str) or not doc["name"].strip():
-            raise at("name")("expected a non-empty string")
-        sweep.name = doc["name"]
-    if "scenario" not in doc:
-        raise at()("missing key `scenario`: the base scenario file, relative to this sweep file")
-    if not isinstance(doc["scenario"], str):
-        raise at("scenario")("expected a path (string)")
-    sweep.scenario = (path.parent / doc["scenario"]).resolve()
-    if not sweep.scenario.is_file():
-        raise at("scenario")(f"no scenario file at {sweep.scenario}")
-
-    seeds = doc.get("seeds", 1)
-    if isinstance(seeds, bool) or not isinstance(seeds, (int, list)):
-        raise at("seeds")("expected a number of seeds (1..N) or a list of seeds")
-    if isinstance(seeds, int):
-        if seeds < 1:
-            raise at("seeds")(f"need at least one seed, found {seeds}")
-        sweep.seeds = list(range(1, seeds + 1))
-    else:
-        if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**64 for s in seeds):
-            raise at("seeds")("expected a non-empty list of non-negative integers")
-        if len(set(seeds)) != len(seeds):
-            raise at("seeds")("a seed appears twice")
-        sweep.seeds = list(seeds)
-
-    if "metrics" in doc:
-        metrics = doc["metrics"]
-        if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) for m in metrics):
-            raise at("metrics")("expected a non-empty list of metric names")
-        for m in metrics:
-            if m not in METRICS:
-                raise at("metrics")(f"unknown metric {m!r}; expected some of {', '.join(METRICS)}")
-        sweep.metrics = list(dict.fromkeys(metrics))
-
-    if "null" in doc:
-        if not isinstance(doc["null"], bool):
-            raise at("null")("expected true or false")
-        sweep.null = doc["null"]
-
-    fixed = doc.get("set", {})
-    if not isinstance(fixed, dict):
-        raise at("set")("expected a table of scenario keys and values")
-    for key_path, value in _flatten(fixed):
-        sweep.fixed[".".join(key_path)] = value
-
-    axes_table = doc.get("axes", {})
-    if not isinstance(axes_table, dict):
-        raise at("axes")("expected a table: dotted scenario key = list of values")
-    for key_path, value in _flatten(axes_table):
-        line_key = ("axes", *key_path)
-        sweep.axes.append(Axis((".".join(key_path),), [(v,) for v in _expand(value, at(*line_key))], _line_of(sweep.lines, line_key)))
-    zips = doc.get("zip", [])
-    if not isinstance(zips, list) or not all(isinstance(z, dict) for z in zips):
-        raise at("zip")("expected [[zip]] tables: keys whose values vary together")
-    for i, group in enumerate(zips):
-        leaves = list(_flatten(group))
-        if not leaves:
-            raise at("zip", str(i))("an empty [[zip]] group")
-        columns = [_expand(v, at("zip", str(i), *k)) for k, v in leaves]
-        lengths = {len(c) for c in columns}
-        if len(lengths) != 1:
-            detail = ", ".join(f"{'.'.join(k)} has {len(c)}" for (k, _), c in zip(leaves, columns))
-            raise at("zip", str(i))(f"zipped keys need as many values each: {detail}")
-        sweep.axes.append(Axis(tuple(".".join(k) for k, _ in leaves), list(zip(*columns)), _line_of(sweep.lines, ("zip", str(i)))))
-
-    seen: dict[str, int] = {}
+    seen: set[str] = set()
     for axis in sweep.axes:
         for key in axis.keys:
             if key in seen or key in sweep.fixed or key == "seed":
                 raise SweepError(f"{path}:{axis.line}: {key}: "
                                  + ("the seed is set by `seeds`" if key == "seed" else "this key is set twice (in [set], [axes] or [[zip]])"))
-            seen[key] = axis.line
+            seen.add(key)
     _check_against_scenario(sweep)
     return sweep
 
@@ -478,13 +619,13 @@ class Outcome:
 def summarize(result: RunResult) -> dict[str, Any]:
     """The store's metrics from one run's flow and link tables.
 
-    Plain numpy rather than pandas: this runs once per run while holding the
-    GIL, so every millisecond here is a millisecond other threads wait.
+    Arrow and numpy rather than pandas: this runs once per run while holding
+    the GIL, so every millisecond here is a millisecond other threads wait.
     """
-    flows, links = result.flows, result.links
+    flows, links = result.arrow("flows"), result.arrow("links")
 
     def column(name: str) -> np.ndarray:
-        return flows[name].to_numpy(dtype=float, na_value=np.nan)
+        return np.asarray(flows.column(name).to_numpy(), dtype=float)
 
     weights = column("delivered_bytes")
     mean_s, std_s = column("delay_mean_s"), column("delay_std_s")
@@ -502,8 +643,8 @@ def summarize(result: RunResult) -> dict[str, Any]:
         values = values[np.isfinite(values)]
         return float(values.mean()) if len(values) else math.nan
 
-    def total(frame: pd.DataFrame, name: str) -> int | None:
-        return int(frame[name].to_numpy().sum()) if name in frame else None
+    def total(table: pa.Table, name: str) -> int | None:
+        return int(table.column(name).to_numpy().sum()) if name in table.column_names else None
 
     n = len(goodput)
     metrics = {
@@ -536,21 +677,22 @@ SERIES_SCHEMA = pa.schema([("series", pa.string()), ("time_s", pa.float64()), ("
 def series_table(result: RunResult) -> pa.Table:
     """All of a run's time series in one long table, for one Parquet file per run.
 
-    Built with Arrow directly; through pandas nullable integers it cost ten
-    times as much, under the GIL.
+    Straight from the Arrow tables the simulator hands over; through pandas
+    nullable integers it cost ten times as much, under the GIL.
     """
     parts = []
-    for name, frame, value in (("goodput_bps", result.goodput, "goodput_bps"), ("queue_packets", result.queues, "packets"),
-                               ("cwnd_bytes", result.cwnd, "cwnd_bytes"), ("srtt_s", result.rtt, "srtt_s")):
-        n = len(frame)
+    for name, table, value in (("goodput_bps", "goodput", "goodput_bps"), ("queue_packets", "queues", "packets"),
+                               ("cwnd_bytes", "cwnd", "cwnd_bytes"), ("srtt_s", "rtt", "srtt_s")):
+        series = result.arrow(table)
+        n = series.num_rows
         if n == 0:
             continue
 
-        def ints(column: str) -> pa.Array:
-            return pa.array(frame[column].to_numpy(dtype=np.int64)) if column in frame else pa.nulls(n, pa.int64())
+        def ints(column: str) -> pa.ChunkedArray | pa.Array:
+            return series.column(column).cast(pa.int64()) if column in series.column_names else pa.nulls(n, pa.int64())
 
-        parts.append(pa.table([pa.array([name] * n, pa.string()), pa.array(frame.time_s.to_numpy(dtype=float)), ints("flow"),
-                               ints("from"), ints("to"), pa.array(frame[value].to_numpy(dtype=float))], schema=SERIES_SCHEMA))
+        parts.append(pa.table([pa.array([name] * n, pa.string()), series.column("time_s").cast(pa.float64()), ints("flow"),
+                               ints("from"), ints("to"), series.column(value).cast(pa.float64())], schema=SERIES_SCHEMA))
     return pa.concat_tables(parts) if parts else SERIES_SCHEMA.empty_table()
 
 
@@ -926,79 +1068,3 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-# ---------------------------------------------------------------- command line
-
-
-def cli_sweep(sweep_file: Path, *, jobs: int | None, dask: str | None, db: Path, rerun: bool, threads: bool,
-              fail: Callable[..., Exception]) -> None:
-    """``ncmesh sweep``: a progress bar on a terminal, one line per run otherwise (for batch logs)."""
-    import signal
-    import sys
-
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    from .store import StoreBusy
-
-    err = Console(stderr=True)
-    try:
-        sweep = parse(sweep_file)
-    except SweepError as e:
-        raise fail(str(e)) from None
-    if dask and threads:
-        raise fail("--threads is for local runs; a Dask cluster has its own workers")
-
-    # SLURM and kill(1) send SIGTERM first; treat it as Ctrl-C so the store is closed cleanly.
-    def terminate(_sig: int, _frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    tty = sys.stderr.isatty()
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                   TextColumn("[red]{task.fields[failed]} failed"), TimeElapsedColumn(), TextColumn("ETA"),
-                   TimeRemainingColumn(), console=err, disable=not tty)
-    state: dict[str, Any] = {"done": 0, "failed": 0, "total": 0}
-    task_id = bar.add_task(sweep.name, total=None, failed=0)
-
-    def on_start(total: int, skipped: int) -> None:
-        state["total"] = total
-        bar.update(task_id, total=total)
-        where = f"Dask ({dask})" if dask else f"{jobs or default_jobs()} {'threads' if threads else 'processes'}"
-        err.print(f"{sweep.name}: {total} runs to do, {skipped} already in {db}; running on {where}", highlight=False, soft_wrap=True)
-
-    def on_done(task: Task, outcome: Outcome) -> None:
-        state["done"] += 1
-        state["failed"] += outcome.status == "failed"
-        bar.update(task_id, advance=1, failed=state["failed"])
-        if not tty:
-            detail = f": {outcome.error}" if outcome.error else f" in {outcome.wall_s:.2f} s"
-            print(f"[{state['done']}/{state['total']}] {outcome.status} {task.key[:12]} seed={task.seed} "
-                  f"{json.dumps(task.params)}{detail}", file=sys.stderr, flush=True)
-
-    try:
-        with bar:
-            report = run_sweep(sweep, db, jobs=jobs, dask=dask, threads=threads, rerun=rerun, on_start=on_start, on_done=on_done)
-    except KeyboardInterrupt:
-        raise fail("interrupted before any run was recorded", 130) from None
-    except StoreBusy as e:
-        raise fail(str(e)) from None
-    except SweepError as e:
-        raise fail(str(e)) from None
-    except OSError as e:
-        raise fail(f"{db}: {e.strerror or e}") from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    summary = (f"{report.ok} ok, {report.failed} failed" + (f", {report.null} null" if report.null else "")
-               + f", {report.skipped} skipped (already done) in {report.wall_s:.2f} s")
-    if report.executed and report.run_wall_s:
-        summary += f" ({report.executed / report.run_wall_s:.2f} runs/s over {report.run_wall_s:.2f} s of running)"
-    if report.interrupted:
-        left = report.planned - report.skipped - report.executed
-        err.print(f"interrupted: {summary}; {left} runs left. Run the same command again to resume.", highlight=False, soft_wrap=True)
-        raise SystemExit(130)
-    err.print(f"{sweep.name}: {summary}; store {db}", highlight=False, soft_wrap=True)
-    if report.failed:
-        err.print(f"failed runs and their messages: ncmesh results {db} --where \"status = 'failed'\"", highlight=False, soft_wrap=True)
-        raise SystemExit(1)

@@ -383,7 +383,10 @@ fn simd_isa() -> String {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CodecError", m.py().get_type::<CodecError>())?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    // The package version, here so that reading it costs no importlib.metadata.
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<sim::Simulation>()?;
+    m.add_class::<sim::Table>()?;
     m.add_function(wrap_pyfunction!(sim::scenario_schema, m)?)?;
     m.add_class::<Encoder>()?;
     m.add_class::<Decoder>()?;

@@ -103,3 +103,258 @@ pub struct RunResult {
     pub events: u64,
     pub sim_time_s: f64,
 }
+
+/// One column of a result table, typed by what it holds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+    F64(Vec<f64>),
+    /// `None` where the value is missing, as a transfer that never completed.
+    OptF64(Vec<Option<f64>>),
+    Str(Vec<String>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::U64(v) => v.len(),
+            Column::U32(v) => v.len(),
+            Column::F64(v) => v.len(),
+            Column::OptF64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl From<Vec<u64>> for Column {
+    fn from(v: Vec<u64>) -> Column {
+        Column::U64(v)
+    }
+}
+
+impl From<Vec<u32>> for Column {
+    fn from(v: Vec<u32>) -> Column {
+        Column::U32(v)
+    }
+}
+
+impl From<Vec<f64>> for Column {
+    fn from(v: Vec<f64>) -> Column {
+        Column::F64(v)
+    }
+}
+
+impl From<Vec<Option<f64>>> for Column {
+    fn from(v: Vec<Option<f64>>) -> Column {
+        Column::OptF64(v)
+    }
+}
+
+impl From<Vec<String>> for Column {
+    fn from(v: Vec<String>) -> Column {
+        Column::Str(v)
+    }
+}
+
+impl From<Vec<&str>> for Column {
+    fn from(v: Vec<&str>) -> Column {
+        Column::Str(v.into_iter().map(str::to_owned).collect())
+    }
+}
+
+/// A named table of equally long, named columns: how a result crosses into
+/// columnar consumers (Arrow, in the Python bindings).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub name: &'static str,
+    pub columns: Vec<(&'static str, Column)>,
+}
+
+/// Builds a table from rows, one column per call, so that a new field of a
+/// summary struct is one more `.add` line.
+struct Columns<'a, R> {
+    rows: &'a [R],
+    table: Table,
+}
+
+impl<'a, R> Columns<'a, R> {
+    fn new(name: &'static str, rows: &'a [R]) -> Self {
+        Columns { rows, table: Table { name, columns: Vec::new() } }
+    }
+
+    fn add<V>(mut self, name: &'static str, value: impl Fn(&R) -> V) -> Self
+    where
+        Column: From<Vec<V>>,
+    {
+        let column = self.rows.iter().map(value).collect::<Vec<V>>();
+        self.table.columns.push((name, Column::from(column)));
+        self
+    }
+}
+
+impl FlowSummary {
+    /// The flows table; columns in field order, named as the fields.
+    pub fn table(rows: &[FlowSummary]) -> Table {
+        Columns::new("flows", rows)
+            .add("id", |f| f.id)
+            .add("src", |f| f.src)
+            .add("dst", |f| f.dst)
+            .add("app", |f| f.app)
+            .add("goodput_bps", |f| f.goodput_bps)
+            .add("delivered_bytes", |f| f.delivered_bytes)
+            .add("acked_bytes", |f| f.acked_bytes)
+            .add("delay_mean_s", |f| f.delay_mean_s)
+            .add("delay_std_s", |f| f.delay_std_s)
+            .add("delay_p50_s", |f| f.delay_p50_s)
+            .add("delay_p95_s", |f| f.delay_p95_s)
+            .add("delay_p99_s", |f| f.delay_p99_s)
+            .add("completion_s", |f| f.completion_s)
+            .add("packets_sent", |f| f.packets_sent)
+            .add("rtt_mean_s", |f| f.rtt_mean_s)
+            .add("rto_mean_s", |f| f.rto_mean_s)
+            .add("retransmits", |f| f.retransmits)
+            .add("timeouts", |f| f.timeouts)
+            .table
+    }
+}
+
+impl LinkSummary {
+    /// The links table; columns in field order, named as the fields.
+    pub fn table(rows: &[LinkSummary]) -> Table {
+        Columns::new("links", rows)
+            .add("from", |l| l.from)
+            .add("to", |l| l.to)
+            .add("class", |l| l.class.clone())
+            .add("transmitted", |l| l.transmitted)
+            .add("transmitted_bytes", |l| l.transmitted_bytes)
+            .add("lost", |l| l.lost)
+            .add("dropped", |l| l.dropped)
+            .table
+    }
+}
+
+impl Series {
+    /// The series as a table `time_s, key, [key2,] value` under the given
+    /// column names; `key2` is left out when `keys` names only `key`. The
+    /// vectors move, uncopied.
+    pub fn into_table(self, name: &'static str, keys: &[&'static str], value: &'static str) -> Table {
+        let mut columns = vec![("time_s", Column::F64(self.time_s))];
+        match *keys {
+            [key] => columns.push((key, Column::U32(self.key))),
+            [key, key2] => columns.extend([(key, Column::U32(self.key)), (key2, Column::U32(self.key2))]),
+            _ => panic!("a series has one or two key columns, not {}", keys.len()),
+        }
+        columns.push((value, Column::F64(self.value)));
+        Table { name, columns }
+    }
+}
+
+impl RunResult {
+    /// Its tables as named columns: flows, links, goodput, queues, cwnd and
+    /// rtt, in that order. Time series move out without a copy.
+    pub fn into_tables(self) -> Vec<Table> {
+        vec![
+            FlowSummary::table(&self.flows),
+            LinkSummary::table(&self.links),
+            self.goodput.into_table("goodput", &["flow"], "goodput_bps"),
+            self.queues.into_table("queues", &["from", "to"], "packets"),
+            self.cwnd.into_table("cwnd", &["flow"], "cwnd_bytes"),
+            self.rtt.into_table("rtt", &["flow"], "srtt_s"),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow() -> FlowSummary {
+        FlowSummary {
+            id: 1,
+            src: 1,
+            dst: 2,
+            app: "bulk",
+            goodput_bps: 1.0,
+            delivered_bytes: 2,
+            acked_bytes: 3,
+            delay_mean_s: 0.1,
+            delay_std_s: 0.2,
+            delay_p50_s: 0.3,
+            delay_p95_s: 0.4,
+            delay_p99_s: 0.5,
+            completion_s: None,
+            packets_sent: 4,
+            rtt_mean_s: 0.6,
+            rto_mean_s: 0.7,
+            retransmits: 5,
+            timeouts: 6,
+        }
+    }
+
+    fn link() -> LinkSummary {
+        LinkSummary { from: 1, to: 2, class: "wireless".into(), transmitted: 1, transmitted_bytes: 2, lost: 3, dropped: 4 }
+    }
+
+    /// The serialised field names, in order: a field added to a summary
+    /// struct but not to its table fails here.
+    fn field_names(row: &impl Serialize) -> Vec<String> {
+        match serde_json::to_value(row).expect("serialises") {
+            serde_json::Value::Object(map) => map.keys().cloned().collect(),
+            other => panic!("not a struct: {other}"),
+        }
+    }
+
+    fn column_names(table: &Table) -> Vec<String> {
+        table.columns.iter().map(|(name, _)| name.to_string()).collect()
+    }
+
+    #[test]
+    fn summary_tables_have_a_column_per_field() {
+        let mut flow_fields = field_names(&flow());
+        let mut flow_columns = column_names(&FlowSummary::table(&[flow()]));
+        // serde_json's map orders keys unless preserve_order is on; compare as sets of names.
+        flow_fields.sort();
+        flow_columns.sort();
+        assert_eq!(flow_columns, flow_fields);
+        let mut link_fields = field_names(&link());
+        let mut link_columns = column_names(&LinkSummary::table(&[link()]));
+        link_fields.sort();
+        link_columns.sort();
+        assert_eq!(link_columns, link_fields);
+    }
+
+    #[test]
+    fn columns_hold_the_rows_in_order() {
+        let mut late = flow();
+        late.id = 2;
+        late.completion_s = Some(9.5);
+        let table = FlowSummary::table(&[flow(), late]);
+        let column = |name: &str| table.columns.iter().find(|(n, _)| *n == name).map(|(_, c)| c.clone()).expect("column");
+        assert_eq!(column("id"), Column::U32(vec![1, 2]));
+        assert_eq!(column("completion_s"), Column::OptF64(vec![None, Some(9.5)]));
+        assert_eq!(column("app"), Column::Str(vec!["bulk".into(), "bulk".into()]));
+        assert!(table.columns.iter().all(|(_, c)| c.len() == 2));
+    }
+
+    #[test]
+    fn series_tables_name_their_keys_and_move_their_values() {
+        let mut s = Series::default();
+        s.push(1.0, 3, 4, 5.0);
+        s.push(2.0, 3, 4, 6.0);
+        let values = s.value.as_ptr();
+        let queues = s.clone().into_table("queues", &["from", "to"], "packets");
+        assert_eq!(column_names(&queues), ["time_s", "from", "to", "packets"]);
+        assert_eq!(queues.columns[2].1, Column::U32(vec![4, 4]));
+        let goodput = s.into_table("goodput", &["flow"], "goodput_bps");
+        assert_eq!(column_names(&goodput), ["time_s", "flow", "goodput_bps"]);
+        match &goodput.columns[2].1 {
+            Column::F64(v) => assert_eq!(v.as_ptr(), values, "the values were copied"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -2,7 +2,8 @@
 
 Mounted by the main CLI as a typer sub-app.  Every model error is a one-line
 message on stderr and exit status 2, so scripts can sweep parameters without
-parsing tracebacks.
+parsing tracebacks. numpy and the models load when a command runs, not when
+the command line starts.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
-import numpy as np
 import typer
 
-from ._params import ModelParameterError
+from ._base import app as main_app
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Analytic models: markov, kim, padhye, abouzeid, honc, num.")
+
+main_app.add_typer(app, name="model")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 PlotOpt = Annotated[Optional[Path], typer.Option("--plot", help="Draw the model's standard figure to FILE.")]
@@ -29,7 +31,7 @@ def _fail(msg: str) -> None:
 
 
 def _emit(values: dict[str, Any], as_json: bool) -> None:
-    clean = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in values.items()}
+    clean = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in values.items()}  # numpy values as plain ones
     if as_json:
         typer.echo(json.dumps(clean))
     else:
@@ -39,6 +41,8 @@ def _emit(values: dict[str, Any], as_json: bool) -> None:
 
 def _run(compute: Callable[[], dict[str, Any]], as_json: bool, plot: Optional[Path],
          draw: Callable[[Any], None]) -> None:
+    from ..models import ModelParameterError
+
     try:
         values = compute()
         if plot is not None:
@@ -70,7 +74,9 @@ def markov(
     plot: PlotOpt = None,
 ) -> None:
     """Seed 002's Markov chain of TCP-NC: throughput, E[cwnd], absorbing mass."""
-    from . import markov as mk
+    import numpy as np
+
+    from ..models import markov as mk
 
     def compute():
         r = mk.solve(p, cwmax, rtt, R, m)
@@ -103,7 +109,9 @@ def kim(
     plot: PlotOpt = None,
 ) -> None:
     """Kim et al.'s TCP/NC model (all erasures masked)."""
-    from . import kim as km
+    import numpy as np
+
+    from ..models import kim as km
 
     def compute():
         return {"throughput_pkts_per_s": km.throughput(wmax, rtt, duration, b)}
@@ -127,8 +135,10 @@ def padhye(
     as_json: JsonOpt = False,
     plot: PlotOpt = None,
 ) -> None:
-    """Padhye et al.'s full TCP Reno model, eq. (32)."""
-    from . import padhye as pd
+    """Padhye et al.'s full TCP Reno model, equation (32)."""
+    import numpy as np
+
+    from ..models import padhye as pd
 
     def compute():
         return {"throughput_pkts_per_s": pd.throughput(p, rtt, rto, wmax, b)}
@@ -153,7 +163,9 @@ def abouzeid(
     plot: PlotOpt = None,
 ) -> None:
     """Abouzeid et al.'s TCP over a lossy link (round regime, no timeouts)."""
-    from . import abouzeid as ab
+    import numpy as np
+
+    from ..models import abouzeid as ab
 
     def compute():
         return {"throughput_pkts_per_s": ab.throughput(p, rtt, wmax), "mean_window": ab.mean_window(p, wmax)}
@@ -179,7 +191,9 @@ def honc(
     plot: PlotOpt = None,
 ) -> None:
     """Seed 000's closed forms (3)-(8) and (10)."""
-    from . import honc as hc
+    import numpy as np
+
+    from ..models import honc as hc
 
     def compute():
         return {
@@ -217,7 +231,9 @@ def num(
     plot: PlotOpt = None,
 ) -> None:
     """Seed 003's NUM: optimum (cvxpy), coding gain, distributed convergence."""
-    from . import num as nm
+    import numpy as np
+
+    from ..models import num as nm
 
     if topology not in nm.TOPOLOGIES:
         _fail(f"topology must be one of {', '.join(nm.TOPOLOGIES)}, got {topology!r}")

@@ -1,0 +1,68 @@
+"""``ncmesh bench``: the simulator's speed and memory."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Annotated, Any
+
+import typer
+
+from ._base import app, fail, out
+
+bench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Measure speed.")
+app.add_typer(bench_app, name="bench")
+
+
+def timed_run(simulation: Any, describe: dict[str, Any], as_json: bool) -> None:
+    """Runs a loaded simulation to its end and reports speed and peak memory."""
+    import resource
+
+    started = time.perf_counter()
+    simulation.run_until(simulation.duration_s)
+    wall = time.perf_counter() - started
+    report = {
+        **describe,
+        "events": simulation.events,
+        "events_per_s": simulation.events / wall,
+        "wall_s": wall,
+        "sim_time_s": simulation.now_s,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+    if as_json:
+        print(json.dumps(report))
+    else:
+        out().print(f"{report['events']:,} events in {wall:.2f} s ({report['events_per_s'] / 1e6:.2f} M events/s) "
+                    f"for {report['sim_time_s']:,.0f} simulated s; peak RSS {report['peak_rss_bytes'] / 2**20:.0f} MiB")
+
+
+@bench_app.command("sim")
+def bench_sim(
+    loss: Annotated[float, typer.Option(min=0.0, max=0.99, help="Loss on each wireless hop.")] = 0.0,
+    duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds.")] = 10_000.0,
+    variant: Annotated[str, typer.Option(help="TCP variant.")] = "newreno",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Events per second on the seed 000 single path with 4 TCP flows."""
+    from ..paths import scenario
+    from ..simulate import ScenarioError, load
+
+    try:
+        simulation = load(scenario("honc-single-path"), overrides={"duration": duration, "link_class.wireless.loss": loss, "tcp.variant": variant})
+    except ScenarioError as e:
+        raise fail(str(e)) from None
+    timed_run(simulation, {"scenario": "honc-single-path", "loss": loss}, as_json)
+
+
+@bench_app.command("grid")
+def bench_grid(
+    size: Annotated[int, typer.Option(min=2, help="Nodes per side of the square grid.")] = 20,
+    flows: Annotated[int, typer.Option(min=1, help="TCP flows between random pairs.")] = 200,
+    duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds.")] = 100.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Time and memory of a large mesh: a size x size grid with many flows."""
+    from ..experiments.grid import grid_scenario
+    from ..simulate import load
+
+    timed_run(load(grid_scenario(size, size, flows, duration)), {"nodes": size * size, "flows": flows}, as_json)
