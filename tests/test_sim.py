@@ -107,7 +107,7 @@ def test_bench_sim_reports_rate_and_memory():
     assert out["events"] > 0 and out["sim_time_s"] == 100
 
 
-FLOW_COLUMNS = ["id", "src", "dst", "app", "goodput_bps", "delivered_bytes", "acked_bytes", "delay_mean_s", "delay_std_s",
+FLOW_COLUMNS = ["id", "src", "dst", "app", "goodput_bps", "delivered_bytes", "corrupt_bytes", "acked_bytes", "delay_mean_s", "delay_std_s",
                 "delay_p50_s", "delay_p95_s", "delay_p99_s", "completion_s", "packets_sent", "rtt_mean_s", "rto_mean_s",
                 "retransmits", "timeouts"]
 
@@ -117,7 +117,7 @@ def test_tables_have_their_columns_and_pandas_dtypes_even_when_empty():
     idle = ncmesh.run({**TWO_NODES, "flows": []})
     for r in (probed, idle):
         assert list(r.flows.columns) == FLOW_COLUMNS
-        integers = {"id", "src", "dst", "delivered_bytes", "acked_bytes", "packets_sent", "retransmits", "timeouts"}
+        integers = {"id", "src", "dst", "delivered_bytes", "corrupt_bytes", "acked_bytes", "packets_sent", "retransmits", "timeouts"}
         for column in FLOW_COLUMNS:
             expected = "int64" if column in integers else ("float64" if column != "app" else None)
             if expected:

@@ -90,7 +90,7 @@ def test_invalid_axis_value_plans_a_failed_run(tmp_path):
 def _result(flows: pd.DataFrame, links: pd.DataFrame | None = None) -> RunResult:
     empty = pd.DataFrame({"time_s": [], "flow": [], "goodput_bps": []})
     links = links if links is not None else pd.DataFrame({"lost": [3, 4], "dropped": [1, 0]})
-    return RunResult(flows=flows, links=links, goodput=empty, queues=empty, cwnd=empty, rtt=empty, fairness=0.9,
+    return RunResult(flows=flows, links=links, counters=empty, goodput=empty, queues=empty, cwnd=empty, rtt=empty, fairness=0.9,
                      events=10, sim_time_s=1.0, wall_s=0.1, scenario="")
 
 

@@ -71,7 +71,7 @@ def load(
     return _native.Simulation(scenario, origin="<text>", format="toml", overrides=pairs)
 
 
-TABLES = ("flows", "links", "goodput", "queues", "cwnd", "rtt")
+TABLES = ("flows", "links", "counters", "goodput", "queues", "cwnd", "rtt")
 """The tables of a run, in the order the simulator gives them."""
 
 TableLike = Union["_native.Table", "pa.Table", "pd.DataFrame"]
@@ -107,17 +107,18 @@ class RunResult:
 
     flows = _Frame("One row per flow: goodput, delay statistics, retransmissions.")
     links = _Frame("One row per link direction: transmissions, losses, queue drops.")
+    counters = _Frame("``node, name, value``: each node's counters and its coding layers'.")
     goodput = _Frame("``time_s, flow, goodput_bps`` per probe interval.")
     queues = _Frame("``time_s, from, to, packets`` for the probed interfaces.")
     cwnd = _Frame("``time_s, flow, cwnd_bytes`` when probed.")
     rtt = _Frame("``time_s, flow, srtt_s`` when probed.")
 
-    def __init__(self, flows: TableLike, links: TableLike, goodput: TableLike, queues: TableLike, cwnd: TableLike,
-                 rtt: TableLike, fairness: float, events: int, sim_time_s: float, wall_s: float, scenario: str):
+    def __init__(self, flows: TableLike, links: TableLike, counters: TableLike, goodput: TableLike, queues: TableLike,
+                 cwnd: TableLike, rtt: TableLike, fairness: float, events: int, sim_time_s: float, wall_s: float, scenario: str):
         self._given: dict[str, TableLike] = {}
         self._arrow: dict[str, pa.Table] = {}
         self._frames: dict[str, pd.DataFrame] = {}
-        for name, table in zip(TABLES, (flows, links, goodput, queues, cwnd, rtt)):
+        for name, table in zip(TABLES, (flows, links, counters, goodput, queues, cwnd, rtt)):
             self._set_table(name, table)
         self.fairness = fairness
         """Jain's index over the flows' goodputs."""
@@ -173,7 +174,7 @@ class RunResult:
 
     def summary(self) -> dict[str, Any]:
         """The run as one JSON-ready object (what ``ncmesh run --json`` prints)."""
-        columns = ["id", "goodput_bps", "delay_mean_s", "delay_std_s", "delay_p95_s"]
+        columns = ["id", "goodput_bps", "delivered_bytes", "corrupt_bytes", "delay_mean_s", "delay_std_s", "delay_p95_s"]
         values = [self.column("flows", c) for c in columns]
         flows = [{k: _plain(v) for k, v in zip(columns, row)} for row in zip(*values)]
         return {

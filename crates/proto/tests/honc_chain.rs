@@ -266,7 +266,7 @@ fn path_selection_moves_traffic_off_a_congested_hop() {
     let half = taken[taken.len() / 2];
     let (via_1, via_2) = (carried.0 - half.0, carried.1 - half.1);
     assert!(via_2 > 1000 && via_1 * 20 < via_2, "second half: {via_1} frames by hop 1, {via_2} by hop 2");
-    assert!(h.cost(&key) < mesh.nodes[0].backlog(mesh.iface_to(0, 1)) as f64 / 100.0, "C_m^s follows the cheaper hop");
+    assert!(h.cost(&key, mesh.now) < mesh.nodes[0].backlog(mesh.iface_to(0, 1)) as f64 / 100.0, "C_m^s follows the cheaper hop");
 }
 
 #[test]
@@ -301,4 +301,50 @@ fn frames_are_what_the_wire_format_says() {
     c.run(Instant::from_secs_f64(30.0));
     in_order_exactly_once(&c.delivered()[0], 20_000);
     assert!(seen.get() > 20);
+}
+
+/// Node 0 reaches node 3 through 1 or through 2. Hop (1, 3) goes dark from
+/// 2 s to 5 s: node 1's backlog grows, the cost it piggybacks on its
+/// ACK-NCBs rises, and node 0 moves the flow to node 2. Node 1 then gets
+/// nothing more, so it reports nothing more: its last, high cost must lapse
+/// for the flow to come back to a path that has long recovered.
+#[test]
+fn a_path_whose_cost_went_stale_is_used_again() {
+    let params = HoncParams { spoof_window: 1000, ..HoncParams::default() };
+    let link = LinkSpec::new(1_000_000, Duration::from_millis(10));
+    let mut b = MeshBuilder::new(4).link(0, 1, link).link(0, 2, link).link(1, 3, link).link(2, 3, link);
+    let key = FlowKey { src: addr(0), dst: addr(3), protocol: 6, src_port: 10_000, dst_port: 5001 };
+    b.flows = vec![FlowInfo { key, tcp: Some(TcpInfo { config: tcp(), isn: 0 }) }];
+    b.parsers = Arc::new(Parsers::default());
+    let mut mesh = b.build(2, |_, ctx| Honc::hop_layer(&params, ctx));
+    let hops = vec![NextHop { iface: mesh.iface_to(0, 1), neighbour: addr(1) }, NextHop { iface: mesh.iface_to(0, 2), neighbour: addr(2) }];
+    mesh.nodes[0].routes_mut().add_flow(key, hops);
+    for relay in [1, 2] {
+        let iface = mesh.iface_to(relay, 3);
+        mesh.nodes[relay].routes_mut().add_flow(key, vec![NextHop { iface, neighbour: addr(3) }]);
+    }
+    let dark = Rc::new(Cell::new(false));
+    let d = dark.clone();
+    mesh.drop = Box::new(move |from, to, _| d.get() && (from, to) == (1, 3));
+    let mut seq = 0u32;
+    let mut at_10s = None;
+    mesh.run(Instant::from_secs_f64(20.0), |mesh| {
+        dark.set((2.0..5.0).contains(&mesh.now.as_secs_f64()));
+        // One packet every 12 ms: either hop alone carries it.
+        while seq as u64 / MSS as u64 * 12_000_000 <= mesh.now.0 {
+            let mut s = Segment::new(key.src_port, key.dst_port);
+            s.seq = seq;
+            s.data = Data::Virtual { len: MSS, offset: seq as u64 };
+            seq += MSS;
+            mesh.send(0, Packet::new(key.src, key.dst, Payload::Tcp(s)));
+        }
+        if at_10s.is_none() && mesh.now >= Instant::from_secs_f64(10.0) {
+            at_10s = Some(mesh.carried(0, 1));
+        }
+    });
+    let late = mesh.carried(0, 1) - at_10s.unwrap();
+    // 10 s of one packet in 12 ms is 833 packets. With the stale cost held,
+    // the hop through node 1 carries none of them; once it lapses, that hop
+    // takes a share again (one in six packets, measured).
+    assert!(late > 80, "only {late} frames through node 1 in the last 10 s");
 }

@@ -207,6 +207,7 @@ impl FlowSummary {
             .add("app", |f| f.app)
             .add("goodput_bps", |f| f.goodput_bps)
             .add("delivered_bytes", |f| f.delivered_bytes)
+            .add("corrupt_bytes", |f| f.corrupt_bytes)
             .add("acked_bytes", |f| f.acked_bytes)
             .add("delay_mean_s", |f| f.delay_mean_s)
             .add("delay_std_s", |f| f.delay_std_s)
@@ -238,6 +239,13 @@ impl LinkSummary {
     }
 }
 
+impl Counter {
+    /// The counters table; columns in field order, named as the fields.
+    pub fn table(rows: &[Counter]) -> Table {
+        Columns::new("counters", rows).add("node", |c| c.node).add("name", |c| c.name.clone()).add("value", |c| c.value).table
+    }
+}
+
 impl Series {
     /// The series as a table `time_s, key, [key2,] value` under the given
     /// column names; `key2` is left out when `keys` names only `key`. The
@@ -255,12 +263,13 @@ impl Series {
 }
 
 impl RunResult {
-    /// Its tables as named columns: flows, links, goodput, queues, cwnd and
-    /// rtt, in that order. Time series move out without a copy.
+    /// Its tables as named columns: flows, links, counters, goodput,
+    /// queues, cwnd and rtt, in that order. Time series move out without a copy.
     pub fn into_tables(self) -> Vec<Table> {
         vec![
             FlowSummary::table(&self.flows),
             LinkSummary::table(&self.links),
+            Counter::table(&self.counters),
             self.goodput.into_table("goodput", &["flow"], "goodput_bps"),
             self.queues.into_table("queues", &["from", "to"], "packets"),
             self.cwnd.into_table("cwnd", &["flow"], "cwnd_bytes"),
@@ -281,6 +290,7 @@ mod tests {
             app: "bulk",
             goodput_bps: 1.0,
             delivered_bytes: 2,
+            corrupt_bytes: 0,
             acked_bytes: 3,
             delay_mean_s: 0.1,
             delay_std_s: 0.2,
@@ -326,6 +336,12 @@ mod tests {
         link_fields.sort();
         link_columns.sort();
         assert_eq!(link_columns, link_fields);
+        let counter = Counter { node: 1, name: "forwarded".into(), value: 3 };
+        let mut counter_fields = field_names(&counter);
+        let mut counter_columns = column_names(&Counter::table(&[counter]));
+        counter_fields.sort();
+        counter_columns.sort();
+        assert_eq!(counter_columns, counter_fields);
     }
 
     #[test]

@@ -241,7 +241,9 @@ impl Simulation {
         }
     }
 
-    /// Passes on what node `n` produced: frames to media, packets to endpoints.
+    /// Passes on what node `n` produced: frames to media, packets to
+    /// endpoints, and what those endpoints send in turn, until nothing is
+    /// left (a loop, not a recursion: a burst of deliveries is long).
     fn drain_node(&mut self, n: usize) {
         let now = self.now;
         loop {
@@ -258,25 +260,31 @@ impl Simulation {
         self.rearm(Component::Node(n));
     }
 
-    /// Node `n` delivered `packet` to its host: to the endpoint of its flow.
+    /// Node `n` delivered `packet` to its host: to the endpoint of its flow,
+    /// whose answer goes to the node (the caller drains it).
     fn to_host(&mut self, n: usize, packet: Packet) {
         let Some(&(f, e)) = packet.flow().and_then(|key| self.net.hosts[n].get(&key)) else { return };
         let flow = &mut self.net.flows[f];
         flow.ends[e as usize].handle_packet(self.now, packet, &mut flow.record);
-        self.drain_endpoint(f, e);
+        self.send_from(f, e);
     }
 
-    /// Sends what an endpoint has ready through its node.
-    fn drain_endpoint(&mut self, f: usize, e: End) {
+    /// Hands what an endpoint has ready to its node.
+    fn send_from(&mut self, f: usize, e: End) {
         let now = self.now;
         let n = self.net.flows[f].nodes[e as usize];
         loop {
             let flow = &mut self.net.flows[f];
             let Some(packet) = flow.ends[e as usize].poll_transmit(now, &mut flow.record) else { break };
             self.net.nodes[n].handle_local(now, packet);
-            self.drain_node(n);
         }
         self.rearm(Component::Endpoint(f, e));
+    }
+
+    /// Sends what an endpoint has ready, and what that causes at its node.
+    fn drain_endpoint(&mut self, f: usize, e: End) {
+        self.send_from(f, e);
+        self.drain_node(self.net.flows[f].nodes[e as usize]);
     }
 
     fn start_flow(&mut self, f: usize) {

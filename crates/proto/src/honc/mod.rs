@@ -22,7 +22,7 @@ mod path;
 pub mod wire;
 
 pub use node::{HoncNode, LinkInfo, NodeStats};
-pub use path::{path_cost, select_next_hop, PathCosts};
+pub use path::{path_cost, select_next_hop, PathCosts, COST_LIFETIME};
 pub use wire::{AckNcb, Coded, Frame, ACK_BYTES, COST_BYTES, FRAME_HEADER_BYTES, STALLED_BYTES};
 
 use crate::node::HopLayer;

@@ -409,10 +409,10 @@ impl HoncNode {
     /// Eq. (16): the next hop among the interfaces `candidates` for `flow`.
     /// Pure: the node reaches it through [`HopLayer::choose_next_hop`],
     /// which also remembers the candidates for eq. (17).
-    pub fn best_next_hop(&self, flow: &FlowKey, candidates: &[IfaceId]) -> Option<IfaceId> {
+    pub fn best_next_hop(&self, flow: &FlowKey, candidates: &[IfaceId], now: Instant) -> Option<IfaceId> {
         let terms: Vec<(u32, f64)> = candidates
             .iter()
-            .filter_map(|&c| Some((c as u32, self.hop_cost(flow, c)?)))
+            .filter_map(|&c| Some((c as u32, self.hop_cost(flow, c, now)?)))
             .collect();
         select_next_hop(&terms).map(|(n, _)| n as IfaceId)
     }
@@ -420,7 +420,7 @@ impl HoncNode {
     /// Eq. (17): C_m^s through n(s), the cheapest of the flow's next hops
     /// (its only one, where it has one); zero where the coded region ends
     /// (a wired next hop or none).
-    pub fn cost(&self, flow: &FlowKey) -> f64 {
+    pub fn cost(&self, flow: &FlowKey, now: Instant) -> f64 {
         let Some(state) = self.flows.get(flow) else {
             return 0.0;
         };
@@ -430,17 +430,17 @@ impl HoncNode {
             let terms: Vec<(u32, f64)> = state
                 .candidates
                 .iter()
-                .filter_map(|&c| Some((c as u32, self.hop_cost(flow, c)?)))
+                .filter_map(|&c| Some((c as u32, self.hop_cost(flow, c, now)?)))
                 .collect();
             return select_next_hop(&terms).map_or(0.0, |(_, c)| c);
         }
         state
             .next
-            .and_then(|n| self.hop_cost(flow, n))
+            .and_then(|n| self.hop_cost(flow, n, now))
             .unwrap_or(0.0)
     }
 
-    fn hop_cost(&self, flow: &FlowKey, next: IfaceId) -> Option<f64> {
+    fn hop_cost(&self, flow: &FlowKey, next: IfaceId, now: Instant) -> Option<f64> {
         let n = self.neighbours.get(next)?;
         if !n.link.wireless {
             return Some(0.0);
@@ -450,7 +450,7 @@ impl HoncNode {
             n.backlog_here(),
             pps,
             n.loss_estimate(&self.params),
-            self.costs.downstream(next as u32, flow.id()),
+            self.costs.downstream(next as u32, flow.id(), now),
         ))
     }
 
@@ -786,7 +786,7 @@ impl HoncNode {
     fn receive_ack(&mut self, now: Instant, i: usize, a: AckNcb) {
         let params = &self.params;
         for &(flow, cost) in &a.costs {
-            self.costs.report(i as u32, flow, cost as f64);
+            self.costs.report(i as u32, flow, cost as f64, now);
         }
         let n = &mut self.neighbours[i];
         // Eq. (18): p_this = 1 - r/s over the frames sent since the last report,
@@ -866,7 +866,7 @@ impl HoncNode {
             .filter(|(_, s)| s.next.is_some_and(|n| n != i))
             .map(|(&f, _)| f)
             .collect();
-        let costs: Vec<(u32, f32)> = flows.into_iter().map(|f| (f.id(), self.cost(&f) as f32)).collect();
+        let costs: Vec<(u32, f32)> = flows.into_iter().map(|f| (f.id(), self.cost(&f, now) as f32)).collect();
         self.neighbours[i].reported = backlog;
         let n = &self.neighbours[i];
         let stalled: Vec<(u32, u8)> =
@@ -1063,7 +1063,7 @@ impl HopLayer for HoncNode {
     /// Ties, common while the queues are empty, are taken in turn: sending
     /// them all to routing's first candidate would keep each flow mostly on
     /// the path its flow number picks, and the flows on the busier one slower.
-    fn choose_next_hop(&mut self, _now: Instant, packet: &Packet, candidates: &[NextHop]) -> Option<usize> {
+    fn choose_next_hop(&mut self, now: Instant, packet: &Packet, candidates: &[NextHop]) -> Option<usize> {
         let flow = data_flow(packet)?;
         let candidates: Vec<IfaceId> = candidates.iter().map(|c| c.iface).collect();
         let state = self.flow_state(flow);
@@ -1074,7 +1074,7 @@ impl HopLayer for HoncNode {
         state.choices = state.choices.wrapping_add(1);
         let terms: Vec<(u32, f64)> = candidates
             .iter()
-            .filter_map(|&c| Some((c as u32, self.hop_cost(&flow, c)?)))
+            .filter_map(|&c| Some((c as u32, self.hop_cost(&flow, c, now)?)))
             .collect();
         let (_, best) = select_next_hop(&terms)?;
         let tied: Vec<u32> = terms
