@@ -27,7 +27,8 @@ pub struct Packet {
 /// What an IP datagram carries.
 #[derive(Clone, Debug)]
 pub enum Payload {
-    Tcp(Segment),
+    /// Boxed: a segment is large, and packets move many times on their way.
+    Tcp(Box<Segment>),
     Udp(Datagram),
     /// A message of a registered protocol: its IP protocol number is its `kind()`.
     Other(Box<dyn Message>),
@@ -96,7 +97,7 @@ impl Packet {
         let header = ipv4::Repr::parse(&view)?;
         let body = view.payload();
         let payload = match header.protocol {
-            tcp::PROTOCOL => Payload::Tcp(Segment::parse(body, header.src, header.dst, verify_transport)?),
+            tcp::PROTOCOL => Payload::Tcp(Box::new(Segment::parse(body, header.src, header.dst, verify_transport)?)),
             udp::PROTOCOL => Payload::Udp(Datagram::parse(body, header.src, header.dst, verify_transport)?),
             p => Payload::Other(parsers.parse(Kind::Ip(p), body)?),
         };
@@ -267,13 +268,13 @@ mod tests {
         s.seq = 42;
         s.flags = Flags::ACK;
         s.data = Data::Real(vec![7; 1000]);
-        let p = Packet::new(A, B, Payload::Tcp(s.clone()));
+        let p = Packet::new(A, B, Payload::Tcp(Box::new(s.clone())));
         assert_eq!(p.wire_len(), 1040);
         let bytes = p.emit().unwrap();
         let back = Packet::parse(&bytes, &Parsers::default(), true).unwrap();
         assert_eq!((back.src, back.dst, back.ttl), (A, B, 64));
         let Payload::Tcp(t) = back.payload else { panic!("a TCP payload") };
-        assert_eq!(t, s);
+        assert_eq!(*t, s);
         assert_eq!(p.flow().unwrap().reversed().reversed(), p.flow().unwrap());
     }
 

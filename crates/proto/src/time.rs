@@ -67,8 +67,12 @@ impl Duration {
     }
     /// The time to serialise `bytes` at `bits_per_s`, rounded up to a nanosecond.
     pub fn transmission(bytes: u64, bits_per_s: u64) -> Duration {
-        let bits = bytes as u128 * 8 * 1_000_000_000;
-        Duration(bits.div_ceil(bits_per_s.max(1) as u128).min(u64::MAX as u128) as u64)
+        let rate = bits_per_s.max(1);
+        // In 64 bits while bytes * 8e9 fits (any packet), else in 128.
+        match bytes.checked_mul(8_000_000_000) {
+            Some(bits) => Duration(bits.div_ceil(rate)),
+            None => Duration((bytes as u128 * 8_000_000_000).div_ceil(rate as u128).min(u64::MAX as u128) as u64),
+        }
     }
 }
 
@@ -131,6 +135,8 @@ mod tests {
         assert_eq!(Duration::transmission(1000, 1_000_000), Duration::from_millis(8));
         assert_eq!(Duration::transmission(1, 3), Duration(2_666_666_667));
         assert_eq!(Duration::transmission(0, 1_000_000), Duration::ZERO);
+        // Past what 64 bits hold, the same rounding in 128.
+        assert_eq!(Duration::transmission(u64::MAX / 1000, 8_000_000_000_000), Duration(u64::MAX / 1000 / 1000 + 1));
     }
 
     #[test]

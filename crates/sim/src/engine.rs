@@ -1,67 +1,75 @@
-//! The event queue: a binary heap ordered by time, simultaneous events by
-//! their own order, so that a run depends neither on heap internals nor on
-//! the order in which a driver happened to schedule things.
+//! The event engine: one wake-up time per slot, earliest first.
+//!
+//! Everything the simulator schedules is a slot with at most one pending
+//! wake-up: a flow's start, a medium's next departure, a node's timer. So
+//! the queue is an indexed binary heap over the slots rather than a heap of
+//! events: bringing a deadline forward moves its entry instead of adding
+//! one, nothing stale piles up, and the heap never holds more entries than
+//! there are slots. Simultaneous wake-ups pop in slot order, so a run
+//! depends neither on heap internals nor on the order in which a driver
+//! happened to arm its slots.
 
 use ncmesh_proto::Instant;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
-/// Pending events of kind `E`, earliest first; events at the same time pop in
-/// the order of `E` (its `Ord`), and equal events in the order they were pushed.
-#[derive(Debug)]
-pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<Entry<E>>>,
-    pushed: u64,
-}
+/// Index of a slot.
+pub type Slot = usize;
 
-#[derive(Debug)]
-struct Entry<E> {
-    at: Instant,
-    order: u64,
-    event: E,
+const ABSENT: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+pub struct Timers {
+    /// Pending wake-ups as (time, slot), a binary min-heap.
+    heap: Vec<(Instant, u32)>,
+    /// Where each slot sits in `heap`, or `ABSENT`.
+    position: Vec<u32>,
 }
 
-impl<E: Ord> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-impl<E: Ord> Eq for Entry<E> {}
-impl<E: Ord> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E: Ord> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.at, &self.event, self.order).cmp(&(other.at, &other.event, other.order))
-    }
-}
-
-impl<E> Default for EventQueue<E> {
-    fn default() -> Self {
-        EventQueue { heap: BinaryHeap::new(), pushed: 0 }
-    }
-}
-
-impl<E: Ord> EventQueue<E> {
-    pub fn push(&mut self, at: Instant, event: E) {
-        self.heap.push(Reverse(Entry { at, order: self.pushed, event }));
-        self.pushed += 1;
+impl Timers {
+    pub fn new(slots: usize) -> Timers {
+        assert!(slots < ABSENT as usize, "too many slots");
+        Timers { heap: Vec::with_capacity(slots), position: vec![ABSENT; slots] }
     }
 
-    /// The earliest event if it is due at or before `until`.
-    pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, E)> {
-        if self.heap.peek()?.0.at > until {
+    /// Asks for a wake-up of `slot` at `at`, unless one no later is pending.
+    /// A deadline that moved later is left to its earlier wake-up: the woken
+    /// component finds nothing due and reports its new deadline then.
+    pub fn arm(&mut self, slot: Slot, at: Instant) {
+        match self.position[slot] {
+            ABSENT => {
+                self.heap.push((at, slot as u32));
+                self.sift_up(self.heap.len() - 1);
+            }
+            i => {
+                let i = i as usize;
+                if at < self.heap[i].0 {
+                    self.heap[i].0 = at;
+                    self.sift_up(i);
+                }
+            }
+        }
+    }
+
+    /// Removes and returns the earliest wake-up if it is due at or before `until`.
+    pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, Slot)> {
+        let (at, slot) = *self.heap.first()?;
+        let slot = slot as usize;
+        if at > until {
             return None;
         }
-        self.heap.pop().map(|Reverse(e)| (e.at, e.event))
+        let last = self.heap.pop().expect("not empty");
+        self.position[slot] = ABSENT;
+        if !self.heap.is_empty() {
+            self.heap[0] = last;
+            self.sift_down(0);
+        }
+        Some((at, slot))
     }
 
     pub fn peek_time(&self) -> Option<Instant> {
-        self.heap.peek().map(|e| e.0.at)
+        self.heap.first().map(|e| e.0)
     }
 
+    /// Pending wake-ups.
     pub fn len(&self) -> usize {
         self.heap.len()
     }
@@ -69,41 +77,40 @@ impl<E: Ord> EventQueue<E> {
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
-}
 
-/// One wake-up slot per component, so that a component whose deadline keeps
-/// moving later (an RTO restarted on every ACK) costs no heap traffic: the
-/// queue holds at most one live entry per component, and an entry whose time
-/// no longer matches its slot is stale and skipped.
-#[derive(Debug)]
-pub struct Alarms {
-    armed: Vec<Instant>,
-}
-
-impl Alarms {
-    pub fn new(components: usize) -> Alarms {
-        Alarms { armed: vec![Instant::MAX; components] }
+    fn sift_up(&mut self, mut i: usize) {
+        let entry = self.heap[i];
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.heap[parent] <= entry {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            self.position[self.heap[i].1 as usize] = i as u32;
+            i = parent;
+        }
+        self.heap[i] = entry;
+        self.position[entry.1 as usize] = i as u32;
     }
 
-    /// Asks for a wake-up at `deadline`; returns true when the caller must
-    /// push an event, because nothing earlier is already queued.
-    pub fn arm(&mut self, component: usize, deadline: Instant) -> bool {
-        if deadline < self.armed[component] {
-            self.armed[component] = deadline;
-            true
-        } else {
-            false
+    fn sift_down(&mut self, mut i: usize) {
+        let entry = self.heap[i];
+        let n = self.heap.len();
+        loop {
+            let left = 2 * i + 1;
+            if left >= n {
+                break;
+            }
+            let child = if left + 1 < n && self.heap[left + 1] < self.heap[left] { left + 1 } else { left };
+            if entry <= self.heap[child] {
+                break;
+            }
+            self.heap[i] = self.heap[child];
+            self.position[self.heap[i].1 as usize] = i as u32;
+            i = child;
         }
-    }
-
-    /// Claims a popped wake-up; false when it is stale.
-    pub fn fire(&mut self, component: usize, at: Instant) -> bool {
-        if self.armed[component] == at {
-            self.armed[component] = Instant::MAX;
-            true
-        } else {
-            false
-        }
+        self.heap[i] = entry;
+        self.position[entry.1 as usize] = i as u32;
     }
 }
 
@@ -111,44 +118,73 @@ impl Alarms {
 mod tests {
     use super::*;
 
-    #[test]
-    fn ties_pop_in_event_order_then_push_order() {
-        /// An event ordered by its key alone, tagged to see the push order.
-        #[derive(Debug, PartialEq, Eq)]
-        struct Tagged(char, u8);
-        impl PartialOrd for Tagged {
-            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-                Some(self.cmp(other))
-            }
-        }
-        impl Ord for Tagged {
-            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-                self.0.cmp(&other.0)
-            }
-        }
-        let mut q = EventQueue::default();
-        for (t, key, tag) in [(5, 'c', 0), (3, 'd', 0), (5, 'a', 0), (3, 'b', 1), (4, 'e', 0), (3, 'b', 0)] {
-            q.push(Instant(t), Tagged(key, tag));
-        }
-        let order: Vec<(char, u8)> = std::iter::from_fn(|| q.pop_until(Instant::MAX).map(|(_, e)| (e.0, e.1))).collect();
-        assert_eq!(order, [('b', 1), ('b', 0), ('d', 0), ('e', 0), ('a', 0), ('c', 0)]);
+    fn drain(t: &mut Timers) -> Vec<(u64, usize)> {
+        std::iter::from_fn(|| t.pop_until(Instant::MAX).map(|(at, s)| (at.0, s))).collect()
     }
 
     #[test]
-    fn pop_until_leaves_later_events() {
-        let mut q = EventQueue::default();
-        q.push(Instant(10), ());
-        assert!(q.pop_until(Instant(9)).is_none());
-        assert_eq!(q.pop_until(Instant(10)), Some((Instant(10), ())));
+    fn pops_by_time_then_slot() {
+        let mut t = Timers::new(6);
+        for (slot, at) in [(5, 3), (2, 5), (4, 3), (0, 5), (1, 4), (3, 3)] {
+            t.arm(slot, Instant(at));
+        }
+        assert_eq!(drain(&mut t), [(3, 3), (3, 4), (3, 5), (4, 1), (5, 0), (5, 2)]);
     }
 
     #[test]
-    fn alarms_keep_one_live_entry() {
-        let mut a = Alarms::new(1);
-        assert!(a.arm(0, Instant(10)));
-        assert!(!a.arm(0, Instant(20)), "a later deadline waits for the queued one");
-        assert!(a.arm(0, Instant(5)));
-        assert!(a.fire(0, Instant(5)));
-        assert!(!a.fire(0, Instant(10)), "the superseded entry is stale");
+    fn a_slot_keeps_its_earliest_wake_up() {
+        let mut t = Timers::new(2);
+        t.arm(0, Instant(10));
+        t.arm(0, Instant(20));
+        t.arm(1, Instant(15));
+        t.arm(0, Instant(5));
+        assert_eq!(t.len(), 2, "one entry per slot");
+        assert_eq!(drain(&mut t), [(5, 0), (15, 1)]);
+        t.arm(0, Instant(30));
+        assert_eq!(drain(&mut t), [(30, 0)], "a popped slot can be armed again");
+    }
+
+    #[test]
+    fn pop_until_leaves_later_wake_ups() {
+        let mut t = Timers::new(1);
+        t.arm(0, Instant(10));
+        assert!(t.pop_until(Instant(9)).is_none());
+        assert_eq!(t.peek_time(), Some(Instant(10)));
+        assert_eq!(t.pop_until(Instant(10)), Some((Instant(10), 0)));
+        assert!(t.is_empty());
+    }
+
+    /// Against a sorted reference, under random arms and pops.
+    #[test]
+    fn agrees_with_a_sorted_reference() {
+        let mut t = Timers::new(40);
+        let mut reference: Vec<Option<u64>> = vec![None; 40];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut now = 0;
+        for _ in 0..20_000 {
+            if next() % 3 == 0 {
+                let expected = reference.iter().enumerate().filter_map(|(s, at)| at.map(|a| (a, s))).min();
+                let got = t.pop_until(Instant(now + 50)).map(|(at, s)| (at.0, s));
+                let expected = expected.filter(|&(a, _)| a <= now + 50);
+                assert_eq!(got, expected);
+                if let Some((a, s)) = got {
+                    reference[s] = None;
+                    now = a;
+                }
+            } else {
+                let slot = (next() % 40) as usize;
+                let at = now + next() % 100;
+                t.arm(slot, Instant(at));
+                if reference[slot].is_none_or(|r| at < r) {
+                    reference[slot] = Some(at);
+                }
+            }
+        }
     }
 }

@@ -105,17 +105,21 @@ pub struct PointToPoint {
     delay: Duration,
     loss: LossModel,
     rng: Rng,
-    /// The frame being serialised and when it finishes.
-    on_air: Option<(Instant, Frame)>,
+    /// The frame being serialised: when it finishes, and its length.
+    on_air: Option<(Instant, usize, Frame)>,
     /// Frames propagating, in arrival order (the delay is constant).
     propagating: VecDeque<(Instant, Frame)>,
-    events: VecDeque<Event>,
+    /// The transmitter finished a frame and has not been told yet.
+    sent: bool,
+    /// Frames that reach the receiver by then have arrived; they leave
+    /// `propagating` as they are polled.
+    arrived_by: Instant,
     stats: MediumStats,
 }
 
 impl PointToPoint {
     pub fn new(bits_per_s: u64, delay: Duration, loss: LossModel, rng: Rng) -> PointToPoint {
-        PointToPoint { bits_per_s, delay, loss, rng, on_air: None, propagating: VecDeque::new(), events: VecDeque::new(), stats: MediumStats::default() }
+        PointToPoint { bits_per_s, delay, loss, rng, on_air: None, propagating: VecDeque::new(), sent: false, arrived_by: Instant::ZERO, stats: MediumStats::default() }
     }
 
     /// The configured long-run loss rate.
@@ -126,14 +130,15 @@ impl PointToPoint {
 
 impl Medium for PointToPoint {
     fn transmit(&mut self, now: Instant, port: Port, frame: Frame) {
-        debug_assert!(port == 0 && self.on_air.is_none(), "one transmitter, one frame at a time");
-        let done = now + Duration::transmission(frame.wire_len() as u64, self.bits_per_s);
-        self.on_air = Some((done, frame));
+        debug_assert!(port == 0 && self.on_air.is_none() && !self.sent, "one transmitter, one frame at a time");
+        let len = frame.wire_len();
+        let done = now + Duration::transmission(len as u64, self.bits_per_s);
+        self.on_air = Some((done, len, frame));
     }
 
     fn poll_timeout(&self, phase: Phase) -> Option<Instant> {
         match phase {
-            Phase::Departure => self.on_air.as_ref().map(|(t, _)| *t),
+            Phase::Departure => self.on_air.as_ref().map(|(t, _, _)| *t),
             Phase::Arrival => self.propagating.front().map(|(t, _)| *t),
         }
     }
@@ -141,31 +146,32 @@ impl Medium for PointToPoint {
     fn handle_timeout(&mut self, now: Instant, phase: Phase) {
         match phase {
             Phase::Departure => {
-                let Some((done, _)) = &self.on_air else { return };
-                if *done > now {
+                if self.on_air.as_ref().is_none_or(|(done, _, _)| *done > now) {
                     return;
                 }
-                let (done, frame) = self.on_air.take().expect("checked above");
+                let (done, len, frame) = self.on_air.take().expect("checked above");
                 self.stats.transmitted += 1;
-                self.stats.transmitted_bytes += frame.wire_len() as u64;
+                self.stats.transmitted_bytes += len as u64;
                 if self.loss.is_lost(&mut self.rng) {
                     self.stats.lost += 1;
                 } else {
                     self.propagating.push_back((done + self.delay, frame));
                 }
-                self.events.push_back(Event::Sent { port: 0, outcome: Outcome::Sent });
+                self.sent = true;
             }
-            Phase::Arrival => {
-                while self.propagating.front().is_some_and(|(t, _)| *t <= now) {
-                    let (_, frame) = self.propagating.pop_front().expect("checked above");
-                    self.events.push_back(Event::Received { port: 1, frame, addressed: true });
-                }
-            }
+            Phase::Arrival => self.arrived_by = now,
         }
     }
 
     fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        if std::mem::take(&mut self.sent) {
+            return Some(Event::Sent { port: 0, outcome: Outcome::Sent });
+        }
+        if self.propagating.front()?.0 > self.arrived_by {
+            return None;
+        }
+        let (_, frame) = self.propagating.pop_front().expect("checked above");
+        Some(Event::Received { port: 1, frame, addressed: true })
     }
 
     fn stats(&self, port: Port) -> MediumStats {

@@ -13,7 +13,7 @@
 //! timers, then media whose frames arrive. Flow starts and stops and the
 //! probe come before all of them.
 
-use crate::engine::{Alarms, EventQueue};
+use crate::engine::{Slot, Timers};
 use crate::medium::{Event, Phase};
 use crate::metrics::jain_index;
 use crate::network::{End, Network};
@@ -21,25 +21,73 @@ use crate::result::{Counter, FlowSummary, LinkSummary, RunResult, Series};
 use crate::scenario::{AppKind, QueueProbe, Scenario};
 use ncmesh_proto::{Duration, Instant, Packet};
 
-/// What the event queue holds, in the order simultaneous ones run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Wake {
-    Start(u32),
-    Stop(u32),
-    Probe,
-    /// A component's deadline: see [`Simulation::component`].
-    Component(u32),
-}
-
-/// Which component an alarm slot belongs to. Slots are laid out as the
-/// media's departures, two per flow (source, sink), one per node, then the
-/// media's arrivals.
-#[derive(Clone, Copy)]
+/// What a slot of the timers wakes. Slots are laid out in this order, so
+/// that simultaneous wake-ups run in it: flow starts, flow stops, the
+/// probe, the media's departures, two endpoints per flow (source, sink),
+/// one per node, then the media's arrivals.
+#[derive(Clone, Copy, Debug)]
 enum Component {
+    Start(usize),
+    Stop(usize),
+    Probe,
     Departures(usize),
     Endpoint(usize, End),
     Node(usize),
     Arrivals(usize),
+}
+
+/// The slot numbering: where each kind of component starts, and which
+/// component each slot wakes.
+#[derive(Clone, Debug)]
+struct Layout {
+    flows: usize,
+    probe: Slot,
+    departures: Slot,
+    endpoints: Slot,
+    nodes: Slot,
+    arrivals: Slot,
+    components: Vec<Component>,
+}
+
+impl Layout {
+    fn new(net: &Network) -> Layout {
+        let flows = net.flows.len();
+        let probe = 2 * flows;
+        let departures = probe + 1;
+        let endpoints = departures + net.media.len();
+        let nodes = endpoints + 2 * flows;
+        let arrivals = nodes + net.nodes.len();
+        let components = (0..flows)
+            .map(Component::Start)
+            .chain((0..flows).map(Component::Stop))
+            .chain([Component::Probe])
+            .chain((0..net.media.len()).map(Component::Departures))
+            .chain((0..flows).flat_map(|f| [Component::Endpoint(f, End::Source), Component::Endpoint(f, End::Sink)]))
+            .chain((0..net.nodes.len()).map(Component::Node))
+            .chain((0..net.media.len()).map(Component::Arrivals))
+            .collect();
+        Layout { flows, probe, departures, endpoints, nodes, arrivals, components }
+    }
+
+    fn slots(&self) -> usize {
+        self.components.len()
+    }
+
+    fn slot(&self, component: Component) -> Slot {
+        match component {
+            Component::Start(f) => f,
+            Component::Stop(f) => self.flows + f,
+            Component::Probe => self.probe,
+            Component::Departures(m) => self.departures + m,
+            Component::Endpoint(f, e) => self.endpoints + 2 * f + e as usize,
+            Component::Node(n) => self.nodes + n,
+            Component::Arrivals(m) => self.arrivals + m,
+        }
+    }
+
+    fn component(&self, slot: Slot) -> Component {
+        self.components[slot]
+    }
 }
 
 /// One simulation run in progress.
@@ -47,8 +95,12 @@ enum Component {
 pub struct Simulation {
     now: Instant,
     end: Instant,
-    queue: EventQueue<Wake>,
-    alarms: Alarms,
+    timers: Timers,
+    layout: Layout,
+    /// Slots whose deadline may have moved since the last event: re-armed
+    /// once each, when the event is done.
+    touched: Vec<usize>,
+    is_touched: Vec<bool>,
     net: Network,
     probe_interval: Duration,
     /// The media whose transmitters' backlogs are sampled.
@@ -72,20 +124,22 @@ impl Simulation {
             QueueProbe::All(false) => vec![],
             QueueProbe::Links(links) => links.iter().filter_map(|[a, b]| net.links.iter().position(|l| (l.from, l.to) == (*a, *b))).collect(),
         };
-        let mut queue = EventQueue::default();
+        let layout = Layout::new(&net);
+        let mut timers = Timers::new(layout.slots());
         for (f, flow) in net.flows.iter().enumerate() {
-            queue.push(flow.start, Wake::Start(f as u32));
+            timers.arm(layout.slot(Component::Start(f)), flow.start);
             if flow.stop < end {
-                queue.push(flow.stop, Wake::Stop(f as u32));
+                timers.arm(layout.slot(Component::Stop(f)), flow.stop);
             }
         }
-        queue.push(Instant::ZERO, Wake::Probe);
-        let slots = 2 * net.media.len() + 2 * net.flows.len() + net.nodes.len();
+        timers.arm(layout.slot(Component::Probe), Instant::ZERO);
         Simulation {
             now: Instant::ZERO,
             end,
-            queue,
-            alarms: Alarms::new(slots),
+            timers,
+            touched: Vec::new(),
+            is_touched: vec![false; layout.slots()],
+            layout,
             net,
             probe_interval: spec.probes.interval.0,
             probed_queues,
@@ -119,19 +173,10 @@ impl Simulation {
     pub fn run_until(&mut self, until: Instant) {
         let until = until.min(self.end);
         let last = until.min(Instant(self.end.0.saturating_sub(1)));
-        while let Some((at, wake)) = self.queue.pop_until(last) {
+        while let Some((at, slot)) = self.timers.pop_until(last) {
             self.now = at;
-            match wake {
-                Wake::Component(slot) => {
-                    if !self.alarms.fire(slot as usize, at) {
-                        continue;
-                    }
-                    self.wake(slot as usize);
-                }
-                Wake::Start(f) => self.start_flow(f as usize),
-                Wake::Stop(f) => self.net.flows[f as usize].ends[End::Source as usize].stop(self.now),
-                Wake::Probe => self.probe(),
-            }
+            self.wake(slot);
+            self.arm_touched();
             self.events += 1;
         }
         self.now = self.now.max(until);
@@ -143,71 +188,53 @@ impl Simulation {
         self.finish()
     }
 
-    fn component(&self, slot: usize) -> Component {
-        let m = self.net.media.len();
-        let f = 2 * self.net.flows.len();
-        let n = self.net.nodes.len();
-        if slot < m {
-            Component::Departures(slot)
-        } else if slot < m + f {
-            let e = if (slot - m) % 2 == 0 { End::Source } else { End::Sink };
-            Component::Endpoint((slot - m) / 2, e)
-        } else if slot < m + f + n {
-            Component::Node(slot - m - f)
-        } else {
-            Component::Arrivals(slot - m - f - n)
-        }
-    }
-
-    fn slot(&self, component: Component) -> usize {
-        let m = self.net.media.len();
-        let f = 2 * self.net.flows.len();
-        match component {
-            Component::Departures(i) => i,
-            Component::Endpoint(flow, e) => m + 2 * flow + e as usize,
-            Component::Node(i) => m + f + i,
-            Component::Arrivals(i) => m + f + self.net.nodes.len() + i,
-        }
-    }
-
     fn deadline(&self, component: Component) -> Option<Instant> {
         match component {
             Component::Departures(m) => self.net.media[m].poll_timeout(Phase::Departure),
             Component::Arrivals(m) => self.net.media[m].poll_timeout(Phase::Arrival),
             Component::Endpoint(f, e) => self.net.flows[f].ends[e as usize].poll_timeout(),
             Component::Node(n) => self.net.nodes[n].poll_timeout(),
+            // Armed when they are set up, not from a deadline.
+            Component::Start(_) | Component::Stop(_) | Component::Probe => None,
         }
     }
 
-    /// Makes sure the component is woken at its current deadline.
+    /// Notes that the component's deadline may have moved; see `arm_touched`.
     fn rearm(&mut self, component: Component) {
-        if let Some(t) = self.deadline(component) {
-            let t = t.max(self.now);
-            let slot = self.slot(component);
-            if self.alarms.arm(slot, t) {
-                self.queue.push(t, Wake::Component(slot as u32));
+        let slot = self.layout.slot(component);
+        if !std::mem::replace(&mut self.is_touched[slot], true) {
+            self.touched.push(slot);
+        }
+    }
+
+    /// Makes sure every touched component is woken at its current deadline.
+    fn arm_touched(&mut self) {
+        while let Some(slot) = self.touched.pop() {
+            self.is_touched[slot] = false;
+            if let Some(t) = self.deadline(self.layout.component(slot)) {
+                self.timers.arm(slot, t.max(self.now));
             }
         }
     }
 
-    fn wake(&mut self, slot: usize) {
+    /// Wakes a component whose slot fired. Each checks for itself what is
+    /// due: a slot may fire at a deadline that has since moved later.
+    fn wake(&mut self, slot: Slot) {
         let now = self.now;
-        let component = self.component(slot);
-        let due = self.deadline(component).is_some_and(|t| t <= now);
+        let component = self.layout.component(slot);
         match component {
+            Component::Start(f) => return self.start_flow(f),
+            Component::Stop(f) => return self.net.flows[f].ends[End::Source as usize].stop(now),
+            Component::Probe => return self.probe(),
             Component::Departures(m) | Component::Arrivals(m) => {
                 let phase = if matches!(component, Component::Departures(_)) { Phase::Departure } else { Phase::Arrival };
-                if due {
-                    self.net.media[m].handle_timeout(now, phase);
-                }
+                self.net.media[m].handle_timeout(now, phase);
                 self.medium_events(m);
                 self.rearm(Component::Arrivals(m));
             }
             Component::Endpoint(f, e) => {
-                if due {
-                    let flow = &mut self.net.flows[f];
-                    flow.ends[e as usize].handle_timeout(now, &mut flow.record);
-                }
+                let flow = &mut self.net.flows[f];
+                flow.ends[e as usize].handle_timeout(now, &mut flow.record);
                 self.drain_endpoint(f, e);
             }
             Component::Node(n) => {
@@ -252,7 +279,7 @@ impl Simulation {
                 self.net.media[m].transmit(now, port, frame);
                 self.rearm(Component::Departures(m));
             } else if let Some(packet) = self.net.nodes[n].poll_delivery() {
-                self.to_host(n, packet);
+                self.deliver_to_host(n, packet);
             } else {
                 break;
             }
@@ -262,7 +289,7 @@ impl Simulation {
 
     /// Node `n` delivered `packet` to its host: to the endpoint of its flow,
     /// whose answer goes to the node (the caller drains it).
-    fn to_host(&mut self, n: usize, packet: Packet) {
+    fn deliver_to_host(&mut self, n: usize, packet: Packet) {
         let Some(&(f, e)) = packet.flow().and_then(|key| self.net.hosts[n].get(&key)) else { return };
         let flow = &mut self.net.flows[f];
         flow.ends[e as usize].handle_packet(self.now, packet, &mut flow.record);
@@ -310,7 +337,7 @@ impl Simulation {
         }
         let next = self.now + self.probe_interval;
         if next < self.end {
-            self.queue.push(next, Wake::Probe);
+            self.timers.arm(self.layout.slot(Component::Probe), next);
         }
     }
 

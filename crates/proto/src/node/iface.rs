@@ -117,9 +117,8 @@ impl QueueDisc for DropTail {
 pub struct InterfaceStats {
     /// Packets the queue discipline dropped.
     pub dropped: u64,
-    /// Frames handed to the medium, and their bytes.
+    /// Frames handed to the medium.
     pub sent: u64,
-    pub sent_bytes: u64,
 }
 
 /// One interface of a node: what it is, its queue, and whether its medium

@@ -150,7 +150,7 @@ impl Node {
 
     /// The host sends `packet`.
     pub fn handle_local(&mut self, now: Instant, packet: Packet) {
-        match packet.flow().and_then(|f| self.end_of.get(&f).copied()) {
+        match self.end_layer_of(&packet) {
             Some(i) => {
                 self.ends[i].handle_transmit(now, packet);
                 self.drain_end(now, i);
@@ -220,6 +220,13 @@ impl Node {
         next
     }
 
+    fn end_layer_of(&self, packet: &Packet) -> Option<usize> {
+        if self.ends.is_empty() {
+            return None;
+        }
+        packet.flow().and_then(|f| self.end_of.get(&f).copied())
+    }
+
     /// Moves what an end layer produced: down to IP, up to the host.
     fn drain_end(&mut self, now: Instant, i: usize) {
         loop {
@@ -239,7 +246,7 @@ impl Node {
         if packet.dst != self.config.addr {
             return self.forward(now, packet);
         }
-        match packet.flow().and_then(|f| self.end_of.get(&f).copied()) {
+        match self.end_layer_of(&packet) {
             Some(i) => {
                 self.ends[i].handle_receive(now, packet);
                 self.drain_end(now, i);
@@ -289,8 +296,9 @@ impl Node {
         while let Some(packet) = self.hop.poll_packet(now) {
             self.route(now, packet);
         }
+        let holds = self.hop.holds_frames();
         for id in 0..self.ifaces.len() {
-            if !self.ifaces[id].ready {
+            if !self.ifaces[id].ready || (!holds && self.ifaces[id].queue.is_empty()) {
                 continue;
             }
             let Some(mut frame) = self.hop.poll_frame(now, id, &mut self.ifaces[id]) else { continue };
@@ -307,7 +315,6 @@ impl Node {
             let iface = &mut self.ifaces[id];
             iface.ready = false;
             iface.stats.sent += 1;
-            iface.stats.sent_bytes += frame.wire_len() as u64;
             self.outbox.push_back((id, frame));
         }
         self.pumping = false;

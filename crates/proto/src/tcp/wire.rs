@@ -228,7 +228,7 @@ fn parse_options(options: &[u8], seg: &mut Segment) -> Result<(), WireError> {
                     3 => expect(len == 3, "3 for window scale")?,
                     4 => expect(len == 2, "2 for SACK-permitted")?,
                     5 => {
-                        expect((len - 2) % 8 == 0 && (1..=MAX_SACK_BLOCKS).contains(&((len - 2) / 8)), "2 + 8 per block, 1 to 4 blocks, for SACK")?;
+                        expect((len - 2).is_multiple_of(8) && (1..=MAX_SACK_BLOCKS).contains(&((len - 2) / 8)), "2 + 8 per block, 1 to 4 blocks, for SACK")?;
                         for (i, b) in body.chunks_exact(8).enumerate() {
                             seg.sack[i] = SackBlock {
                                 start: u32::from_be_bytes(b[0..4].try_into().expect("4 bytes")),

@@ -189,6 +189,10 @@ impl HopLayer for Relay {
         self.to_ip.pop_front()
     }
 
+    fn holds_frames(&self) -> bool {
+        true
+    }
+
     fn poll_frame(&mut self, _now: Instant, id: IfaceId, _iface: &mut Interface) -> Option<Frame> {
         if let Some((next, p)) = self.passing[id].pop_front() {
             return Some(Frame::packet(next, p));

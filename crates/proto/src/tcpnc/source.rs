@@ -127,7 +127,7 @@ impl NcSource {
         segment.ack = acked;
         segment.flags = Flags::ACK;
         segment.window = (ack.window as u64 >> self.window_scale).min(u16::MAX as u64) as u16;
-        Packet::new(self.flow.dst, self.flow.src, Payload::Tcp(segment))
+        Packet::new(self.flow.dst, self.flow.src, Payload::Tcp(Box::new(segment)))
     }
 }
 
