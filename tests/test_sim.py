@@ -122,7 +122,7 @@ def test_tables_have_their_columns_and_pandas_dtypes_even_when_empty():
             expected = "int64" if column in integers else ("float64" if column != "app" else None)
             if expected:
                 assert str(r.flows[column].dtype) == expected, column
-        assert list(r.links.columns) == ["from", "to", "class", "transmitted", "transmitted_bytes", "lost", "dropped"]
+        assert list(r.links.columns) == ["from", "to", "class", "transmitted", "transmitted_bytes", "lost", "corrupted", "dropped"]
         assert list(r.queues.columns) == ["time_s", "from", "to", "packets"]
         assert [str(t) for t in r.queues.dtypes] == ["float64", "int64", "int64", "float64"]
         for name, value in (("goodput", "goodput_bps"), ("cwnd", "cwnd_bytes"), ("rtt", "srtt_s")):

@@ -93,7 +93,7 @@ impl Frame {
         let body = match self.body {
             Body::Bytes { kind: Kind::Ip(_), bytes } => {
                 let for_us = bytes.get(16..20).is_some_and(|d| d == local.octets());
-                Body::Packet(Packet::parse(&bytes, parsers, for_us)?)
+                Body::Packet(Packet::parse_shared(bytes, parsers, for_us)?)
             }
             Body::Bytes { kind, bytes } => Body::Message(parsers.parse(kind, &bytes)?),
             typed => typed,

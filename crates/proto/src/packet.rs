@@ -9,11 +9,12 @@
 use crate::tcp::{self, Segment};
 use crate::wire::ipv4;
 use crate::wire::udp::{self, Datagram};
-use crate::wire::WireError;
+use crate::wire::{need, WireError};
 use std::any::Any;
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::net::Ipv4Addr;
+use std::sync::Arc;
 
 /// An IP datagram.
 #[derive(Clone, Debug)]
@@ -22,6 +23,13 @@ pub struct Packet {
     pub dst: Ipv4Addr,
     pub ttl: u8,
     pub payload: Payload,
+    /// The bytes it was parsed from, if it was: a forwarding node sends
+    /// these on, with only the TTL and the header checksum rewritten, as a
+    /// router does. So the destination checks the transport checksum over
+    /// what the source sent, and header fields and options this stack does
+    /// not model cross it intact. A layer that changes a received packet
+    /// must clear it.
+    pub received: Option<Arc<[u8]>>,
 }
 
 /// What an IP datagram carries.
@@ -36,7 +44,7 @@ pub enum Payload {
 
 impl Packet {
     pub fn new(src: Ipv4Addr, dst: Ipv4Addr, payload: Payload) -> Packet {
-        Packet { src, dst, ttl: ipv4::DEFAULT_TTL, payload }
+        Packet { src, dst, ttl: ipv4::DEFAULT_TTL, payload, received: None }
     }
 
     /// The IP protocol number.
@@ -53,6 +61,9 @@ impl Packet {
 
     /// Bytes on the wire: IP header and payload.
     pub fn wire_len(&self) -> usize {
+        if let Some(bytes) = &self.received {
+            return bytes.len();
+        }
         ipv4::HEADER_LEN
             + match &self.payload {
                 Payload::Tcp(s) => s.wire_len(),
@@ -80,6 +91,12 @@ impl Packet {
 
     /// Writes the packet into `buf[..wire_len()]`.
     pub fn emit_into(&self, buf: &mut [u8]) -> Result<(), WireError> {
+        if let Some(bytes) = &self.received {
+            need(buf, 0, bytes.len(), "packet")?;
+            let buf = &mut buf[..bytes.len()];
+            buf.copy_from_slice(bytes);
+            return ipv4::forward(buf, self.ttl);
+        }
         let header = ipv4::Repr { src: self.src, dst: self.dst, protocol: self.protocol(), ttl: self.ttl, payload_len: self.wire_len() - ipv4::HEADER_LEN };
         header.emit(buf)?;
         let body = &mut buf[ipv4::HEADER_LEN..header.buffer_len()];
@@ -90,9 +107,24 @@ impl Packet {
         }
     }
 
-    /// Reads a packet. `verify_transport` checks TCP and UDP checksums, which
-    /// only the destination does; the IPv4 header checksum is always checked.
+    /// Reads a packet, keeping its bytes in `received`. `verify_transport`
+    /// checks TCP and UDP checksums, which only the destination does; the
+    /// IPv4 header checksum is always checked.
     pub fn parse(bytes: &[u8], parsers: &Parsers, verify_transport: bool) -> Result<Packet, WireError> {
+        let (packet, len) = Packet::parse_fields(bytes, parsers, verify_transport)?;
+        Ok(Packet { received: Some(Arc::from(&bytes[..len])), ..packet })
+    }
+
+    /// As `parse`, from shared bytes: kept without a copy when they are
+    /// exactly the packet.
+    pub fn parse_shared(bytes: Arc<[u8]>, parsers: &Parsers, verify_transport: bool) -> Result<Packet, WireError> {
+        let (packet, len) = Packet::parse_fields(&bytes, parsers, verify_transport)?;
+        let received = if len == bytes.len() { bytes } else { Arc::from(&bytes[..len]) };
+        Ok(Packet { received: Some(received), ..packet })
+    }
+
+    /// The packet without its bytes, and how many bytes it is.
+    fn parse_fields(bytes: &[u8], parsers: &Parsers, verify_transport: bool) -> Result<(Packet, usize), WireError> {
         let view = ipv4::Packet::new_checked(bytes)?;
         let header = ipv4::Repr::parse(&view)?;
         let body = view.payload();
@@ -101,7 +133,7 @@ impl Packet {
             udp::PROTOCOL => Payload::Udp(Datagram::parse(body, header.src, header.dst, verify_transport)?),
             p => Payload::Other(parsers.parse(Kind::Ip(p), body)?),
         };
-        Ok(Packet { src: header.src, dst: header.dst, ttl: header.ttl, payload })
+        Ok((Packet { src: header.src, dst: header.dst, ttl: header.ttl, payload, received: None }, view.total_len()))
     }
 }
 
@@ -280,7 +312,7 @@ mod tests {
 
     #[test]
     fn unknown_protocols_are_named() {
-        let mut bytes = Packet::new(A, B, Payload::Udp(Datagram { src_port: 1, dst_port: 2, data: Data::Real(vec![]) })).emit().unwrap();
+        let mut bytes = Packet::new(A, B, Payload::Udp(Datagram::new(1, 2, Data::Real(vec![])))).emit().unwrap();
         bytes[9] = 200;
         bytes[10..12].fill(0);
         let c = crate::wire::checksum::finish(crate::wire::checksum::sum(&bytes[..20]));

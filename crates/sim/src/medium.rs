@@ -9,9 +9,11 @@
 
 use crate::rng::Rng;
 use ncmesh_proto::node::Outcome;
+use ncmesh_proto::frame::Body;
 use ncmesh_proto::{Duration, Frame, Instant};
 use std::collections::VecDeque;
 use std::fmt::Debug;
+use std::sync::Arc;
 
 /// One attachment of a node's interface to a medium.
 pub type Port = usize;
@@ -33,6 +35,8 @@ pub struct MediumStats {
     pub transmitted_bytes: u64,
     /// Frames the loss process erased.
     pub lost: u64,
+    /// Frames delivered with a byte changed.
+    pub corrupted: u64,
 }
 
 /// The two kinds of deadline a medium has.
@@ -53,6 +57,33 @@ pub trait Medium: Debug + Send {
     fn handle_timeout(&mut self, now: Instant, phase: Phase);
     fn poll_event(&mut self) -> Option<Event>;
     fn stats(&self, port: Port) -> MediumStats;
+}
+
+/// How a link damages the frames it delivers: with probability `p`, one
+/// byte at a uniform position is XORed with a uniform non-zero value. Only
+/// a frame of bytes can be damaged (real-payload runs).
+#[derive(Clone, Debug)]
+pub struct Corruption {
+    pub p: f64,
+    pub rng: Rng,
+}
+
+impl Corruption {
+    /// Damages `frame`, or leaves it; true if it changed.
+    pub fn apply(&mut self, frame: &mut Frame) -> bool {
+        if self.p == 0.0 || !self.rng.chance(self.p) {
+            return false;
+        }
+        let Body::Bytes { bytes, .. } = &mut frame.body else { return false };
+        if bytes.is_empty() {
+            return false;
+        }
+        let mut damaged = bytes.to_vec();
+        let at = self.rng.below(damaged.len() as u64) as usize;
+        damaged[at] ^= 1 + self.rng.below(255) as u8;
+        *bytes = Arc::from(damaged);
+        true
+    }
 }
 
 /// How a link erases frames.
@@ -105,6 +136,7 @@ pub struct PointToPoint {
     delay: Duration,
     loss: LossModel,
     rng: Rng,
+    corruption: Corruption,
     /// The frame being serialised: when it finishes, and its length.
     on_air: Option<(Instant, usize, Frame)>,
     /// Frames propagating, in arrival order (the delay is constant).
@@ -118,8 +150,8 @@ pub struct PointToPoint {
 }
 
 impl PointToPoint {
-    pub fn new(bits_per_s: u64, delay: Duration, loss: LossModel, rng: Rng) -> PointToPoint {
-        PointToPoint { bits_per_s, delay, loss, rng, on_air: None, propagating: VecDeque::new(), sent: false, arrived_by: Instant::ZERO, stats: MediumStats::default() }
+    pub fn new(bits_per_s: u64, delay: Duration, loss: LossModel, rng: Rng, corruption: Corruption) -> PointToPoint {
+        PointToPoint { bits_per_s, delay, loss, rng, corruption, on_air: None, propagating: VecDeque::new(), sent: false, arrived_by: Instant::ZERO, stats: MediumStats::default() }
     }
 
     /// The configured long-run loss rate.
@@ -149,12 +181,13 @@ impl Medium for PointToPoint {
                 if self.on_air.as_ref().is_none_or(|(done, _, _)| *done > now) {
                     return;
                 }
-                let (done, len, frame) = self.on_air.take().expect("checked above");
+                let (done, len, mut frame) = self.on_air.take().expect("checked above");
                 self.stats.transmitted += 1;
                 self.stats.transmitted_bytes += len as u64;
                 if self.loss.is_lost(&mut self.rng) {
                     self.stats.lost += 1;
                 } else {
+                    self.stats.corrupted += self.corruption.apply(&mut frame) as u64;
                     self.propagating.push_back((done + self.delay, frame));
                 }
                 self.sent = true;
@@ -192,7 +225,7 @@ mod tests {
     use std::net::Ipv4Addr;
 
     fn frame(bytes: u32) -> Frame {
-        let d = Datagram { src_port: 1, dst_port: 2, data: Data::Virtual { len: bytes - 28, offset: 0 } };
+        let d = Datagram::new(1, 2, Data::Virtual { len: bytes - 28, offset: 0 });
         Frame::packet(Ipv4Addr::LOCALHOST, Packet::new(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, Payload::Udp(d)))
     }
 
@@ -225,7 +258,8 @@ mod tests {
     #[test]
     fn back_to_back_frames_are_serialised_then_delayed() {
         let rng = Rng::stream(0, Purpose::LinkLoss, 0);
-        let mut link = PointToPoint::new(1_000_000, Duration::from_millis(100), LossModel::Bernoulli { p: 0.0 }, rng);
+        let clean = Corruption { p: 0.0, rng: Rng::stream(0, Purpose::Corruption, 0) };
+        let mut link = PointToPoint::new(1_000_000, Duration::from_millis(100), LossModel::Bernoulli { p: 0.0 }, rng, clean);
         // 1000 bytes at 1 Mbit/s take 8 ms each; then 100 ms of propagation.
         assert_eq!(arrivals(&mut link, 3), vec![Instant(108_000_000), Instant(116_000_000), Instant(124_000_000)]);
         assert_eq!(link.stats(0).transmitted, 3);

@@ -3,7 +3,7 @@
 //! the flows' endpoints. Names no coding protocol.
 
 use crate::app::{Endpoint, FlowRecord, Schedule, TcpSink, TcpSource, UdpSink, UdpSource};
-use crate::medium::{LossModel, Medium, PointToPoint, Port};
+use crate::medium::{Corruption, LossModel, Medium, PointToPoint, Port};
 use crate::rng::{Purpose, Rng};
 use crate::routing::{FlowRoutes, NodeIndex, Topology, NO_ROUTE};
 use crate::scenario::{AppKind, FlowSpec, NodeId, Payloads, Scenario};
@@ -95,7 +95,8 @@ impl Network {
                     None => LossModel::Bernoulli { p: link.loss },
                 };
                 losses.push(loss.mean());
-                media.push(Box::new(PointToPoint::new(link.capacity.0, link.delay.0, loss, Rng::stream(seed, Purpose::LinkLoss, c as u64))));
+                let corruption = Corruption { p: link.corrupt, rng: Rng::stream(seed, Purpose::Corruption, c as u64) };
+                media.push(Box::new(PointToPoint::new(link.capacity.0, link.delay.0, loss, Rng::stream(seed, Purpose::LinkLoss, c as u64), corruption)));
             }
         }
 

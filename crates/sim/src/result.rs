@@ -50,6 +50,8 @@ pub struct LinkSummary {
     pub transmitted: u64,
     pub transmitted_bytes: u64,
     pub lost: u64,
+    /// Frames that arrived with a byte changed (`corrupt`).
+    pub corrupted: u64,
     pub dropped: u64,
 }
 
@@ -234,6 +236,7 @@ impl LinkSummary {
             .add("transmitted", |l| l.transmitted)
             .add("transmitted_bytes", |l| l.transmitted_bytes)
             .add("lost", |l| l.lost)
+            .add("corrupted", |l| l.corrupted)
             .add("dropped", |l| l.dropped)
             .table
     }
@@ -307,7 +310,7 @@ mod tests {
     }
 
     fn link() -> LinkSummary {
-        LinkSummary { from: 1, to: 2, class: "wireless".into(), transmitted: 1, transmitted_bytes: 2, lost: 3, dropped: 4 }
+        LinkSummary { from: 1, to: 2, class: "wireless".into(), transmitted: 1, transmitted_bytes: 2, lost: 3, corrupted: 5, dropped: 4 }
     }
 
     /// The serialised field names, in order: a field added to a summary

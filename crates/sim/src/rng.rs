@@ -17,6 +17,8 @@ pub enum Purpose {
     Isn = 4,
     /// The byte stream a flow's application sends.
     Content = 5,
+    /// The bit errors of one direction of one link.
+    Corruption = 6,
 }
 
 /// xoshiro256++ (Blackman and Vigna 2019): fast, non-linear output, 2^256 period.
@@ -60,6 +62,17 @@ impl Rng {
         p > 0.0 && self.next_f64() < p
     }
 
+    /// Uniform in [0, n), without bias (Lemire's multiply and reject); `n > 0`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        let threshold = n.wrapping_neg() % n;
+        loop {
+            let product = self.next_u64() as u128 * n as u128;
+            if product as u64 >= threshold {
+                return (product >> 64) as u64;
+            }
+        }
+    }
+
     /// Exponential with the given mean.
     pub fn exponential(&mut self, mean: f64) -> f64 {
         -mean * (1.0 - self.next_f64()).ln()
@@ -68,6 +81,18 @@ impl Rng {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn below_is_uniform() {
+        let mut rng = Rng::stream(9, Purpose::Corruption, 0);
+        let mut counts = [0u32; 7];
+        for _ in 0..70_000 {
+            counts[rng.below(7) as usize] += 1;
+        }
+        // Each count is Binomial(70000, 1/7): mean 10000, sd 93.
+        assert!(counts.iter().all(|&c| (9_600..=10_400).contains(&c)), "{counts:?}");
+        assert_eq!(Rng::stream(9, Purpose::Corruption, 0).below(1), 0);
+    }
+
     use super::*;
 
     #[test]

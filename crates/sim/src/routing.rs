@@ -6,8 +6,10 @@
 //! they part, every next hop they offer, for a hop layer that spreads
 //! packets itself (TCP-HONC's eq. 16).
 
-use crate::scenario::{NodeId, ScenarioSpec};
 use std::collections::{HashMap, VecDeque};
+
+/// A node's label in the scenario, as the papers number them.
+pub type NodeId = u32;
 
 /// Index of a node in the simulation (not its label in the scenario).
 pub type NodeIndex = u32;
@@ -56,6 +58,24 @@ impl FlowRoutes {
     }
 }
 
+/// What a topology is built from, by node label: routing reads these and
+/// nothing else of a scenario, so that the scenario can check its routes
+/// with routing.
+pub trait TopologySpec {
+    fn nodes(&self) -> &[NodeId];
+    /// The two ends of each link; link i gives channels 2i and 2i + 1.
+    fn links(&self) -> impl Iterator<Item = [NodeId; 2]>;
+    fn static_routes(&self) -> impl Iterator<Item = StaticRoute<'_>>;
+}
+
+/// At node `at`, packets for `to` leave towards the neighbours `via`.
+#[derive(Clone, Copy, Debug)]
+pub struct StaticRoute<'a> {
+    pub at: NodeId,
+    pub to: NodeId,
+    pub via: &'a [NodeId],
+}
+
 /// Nodes and the channels between them, as indices.
 #[derive(Clone, Debug)]
 pub struct Topology {
@@ -72,23 +92,20 @@ pub struct Topology {
 
 impl Topology {
     /// Builds from a spec whose references are already checked.
-    pub fn new(spec: &ScenarioSpec) -> Topology {
-        let index: HashMap<NodeId, NodeIndex> = spec.nodes.iter().enumerate().map(|(i, &id)| (id, i as NodeIndex)).collect();
-        let mut out = vec![Vec::new(); spec.nodes.len()];
-        let mut channels = Vec::with_capacity(spec.links.len() * 2);
-        for link in &spec.links {
-            let (a, b) = (index[&link.between[0]], index[&link.between[1]]);
+    pub fn new(spec: &impl TopologySpec) -> Topology {
+        let nodes = spec.nodes();
+        let index: HashMap<NodeId, NodeIndex> = nodes.iter().enumerate().map(|(i, &id)| (id, i as NodeIndex)).collect();
+        let mut out = vec![Vec::new(); nodes.len()];
+        let mut channels = Vec::new();
+        for [a, b] in spec.links() {
+            let (a, b) = (index[&a], index[&b]);
             for (from, to) in [(a, b), (b, a)] {
                 out[from as usize].push((to, channels.len() as ChannelIndex));
                 channels.push((from, to));
             }
         }
-        let statics = spec
-            .routes
-            .iter()
-            .map(|r| ((index[&r.at], index[&r.to]), r.via.iter().map(|v| index[v]).collect()))
-            .collect();
-        Topology { labels: spec.nodes.clone(), index, out, channels, statics }
+        let statics = spec.static_routes().map(|r| ((index[&r.at], index[&r.to]), r.via.iter().map(|v| index[v]).collect())).collect();
+        Topology { labels: nodes.to_vec(), index, out, channels, statics }
     }
 
     /// The channel from `from` to its neighbour `to`, if they are linked.

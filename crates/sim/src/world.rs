@@ -399,6 +399,7 @@ impl Simulation {
                     transmitted: s.transmitted,
                     transmitted_bytes: s.transmitted_bytes,
                     lost: s.lost,
+                    corrupted: s.corrupted,
                     dropped: self.net.nodes[l.node].interfaces()[l.iface].stats.dropped,
                 }
             })

@@ -157,7 +157,7 @@ mod tests {
     use crate::wire::udp::Datagram;
 
     fn item(port: u16) -> Queued {
-        let d = Datagram { src_port: port, dst_port: 9, data: Data::EMPTY };
+        let d = Datagram::new(port, 9, Data::EMPTY);
         Queued { packet: Packet::new(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, Payload::Udp(d)), next: Ipv4Addr::LOCALHOST, since: Instant::ZERO }
     }
 

@@ -229,6 +229,8 @@ fn parse_options(options: &[u8], seg: &mut Segment) -> Result<(), WireError> {
                     4 => expect(len == 2, "2 for SACK-permitted")?,
                     5 => {
                         expect((len - 2).is_multiple_of(8) && (1..=MAX_SACK_BLOCKS).contains(&((len - 2) / 8)), "2 + 8 per block, 1 to 4 blocks, for SACK")?;
+                        // A later SACK option replaces an earlier one whole, leaving no stale blocks.
+                        seg.sack = [SackBlock::default(); MAX_SACK_BLOCKS];
                         for (i, b) in body.chunks_exact(8).enumerate() {
                             seg.sack[i] = SackBlock {
                                 start: u32::from_be_bytes(b[0..4].try_into().expect("4 bytes")),
@@ -327,5 +329,25 @@ mod tests {
         unknown[HEADER_LEN + 2] = 30; // an option it does not know, of the right length, is skipped
         let parsed = Segment::parse(&unknown, A, B, false).unwrap();
         assert_eq!(parsed.timestamp, None);
+    }
+
+    #[test]
+    fn a_repeated_sack_option_replaces_the_earlier_one_whole() {
+        // SACK with two blocks, then SACK with one, as the packet_parse fuzz
+        // target's round trip caught it: the parsed segment must hold only
+        // what its bytes say, so that it emits and parses back equal.
+        let mut bytes = vec![0u8; 48];
+        bytes[12] = 12 << 4;
+        bytes[13] = Flags::ACK.0;
+        bytes[20..22].copy_from_slice(&[5, 18]);
+        for (i, v) in [1u32, 2, 3, 4].iter().enumerate() {
+            bytes[22 + 4 * i..26 + 4 * i].copy_from_slice(&v.to_be_bytes());
+        }
+        bytes[38..40].copy_from_slice(&[5, 10]);
+        bytes[40..44].copy_from_slice(&5u32.to_be_bytes());
+        bytes[44..48].copy_from_slice(&6u32.to_be_bytes());
+        let parsed = Segment::parse(&bytes, A, B, false).unwrap();
+        assert_eq!(parsed.sack_blocks(), &[SackBlock { start: 5, end: 6 }]);
+        assert_eq!(Segment::parse(&emit(&parsed), A, B, true).unwrap(), parsed);
     }
 }

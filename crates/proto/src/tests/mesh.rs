@@ -229,10 +229,19 @@ impl Mesh {
     /// Runs until `until` or until nothing is left to happen, calling
     /// `host` after everything due at each instant (to let hosts react).
     pub fn run(&mut self, until: Instant, mut host: impl FnMut(&mut Mesh)) {
+        self.run_hosts(until, |mesh| {
+            host(mesh);
+            None
+        });
+    }
+
+    /// As `run`, for hosts with timers of their own: `host` returns its
+    /// next deadline, and is called then even if nothing else happens.
+    pub fn run_hosts(&mut self, until: Instant, mut host: impl FnMut(&mut Mesh) -> Option<Instant>) {
         loop {
             self.settle();
-            host(self);
-            match self.next_event() {
+            let timer = host(self);
+            match self.next_event().into_iter().chain(timer.map(|t| t.max(self.now))).min() {
                 Some(t) if t <= until => self.now = t.max(self.now),
                 _ => break,
             }

@@ -83,6 +83,17 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
 }
 
+/// Rewrites the TTL of the datagram in `buf` and its header checksum, as a
+/// router does to what it forwards.
+pub fn forward(buf: &mut [u8], ttl: u8) -> Result<(), WireError> {
+    let header_len = Packet::new_checked(&*buf)?.header_len();
+    buf[8] = ttl;
+    buf[10..12].fill(0);
+    let c = checksum::finish(checksum::sum(&buf[..header_len]));
+    buf[10..12].copy_from_slice(&c.to_be_bytes());
+    Ok(())
+}
+
 /// The header fields the node stack uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Repr {

@@ -34,28 +34,34 @@ pub enum WireError {
     Symbol(#[from] ncmesh_codec::wire::WireError),
 }
 
+// Readers for wire formats, public so that protocols outside this crate
+// refuse short input with the same errors.
+
 /// Reads `N` bytes at `at`, naming `field` if they are not there.
-pub(crate) fn field<const N: usize>(bytes: &[u8], at: usize, field: &'static str) -> Result<[u8; N], WireError> {
+pub fn field<const N: usize>(bytes: &[u8], at: usize, field: &'static str) -> Result<[u8; N], WireError> {
     bytes
         .get(at..at + N)
         .map(|b| b.try_into().expect("the slice has N bytes"))
         .ok_or(WireError::Truncated { field, offset: at, need: N, have: bytes.len().saturating_sub(at) })
 }
 
-pub(crate) fn u16_at(bytes: &[u8], at: usize, name: &'static str) -> Result<u16, WireError> {
+/// A big-endian `u16` at `at`.
+pub fn u16_at(bytes: &[u8], at: usize, name: &'static str) -> Result<u16, WireError> {
     field::<2>(bytes, at, name).map(u16::from_be_bytes)
 }
 
-pub(crate) fn u32_at(bytes: &[u8], at: usize, name: &'static str) -> Result<u32, WireError> {
+/// A big-endian `u32` at `at`.
+pub fn u32_at(bytes: &[u8], at: usize, name: &'static str) -> Result<u32, WireError> {
     field::<4>(bytes, at, name).map(u32::from_be_bytes)
 }
 
-pub(crate) fn u64_at(bytes: &[u8], at: usize, name: &'static str) -> Result<u64, WireError> {
+/// A big-endian `u64` at `at`.
+pub fn u64_at(bytes: &[u8], at: usize, name: &'static str) -> Result<u64, WireError> {
     field::<8>(bytes, at, name).map(u64::from_be_bytes)
 }
 
 /// Checks that `bytes` holds at least `need` bytes from `at`.
-pub(crate) fn need(bytes: &[u8], at: usize, need: usize, field: &'static str) -> Result<(), WireError> {
+pub fn need(bytes: &[u8], at: usize, need: usize, field: &'static str) -> Result<(), WireError> {
     if bytes.len() >= at && bytes.len() - at >= need {
         Ok(())
     } else {

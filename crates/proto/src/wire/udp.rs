@@ -18,6 +18,10 @@ pub struct Datagram {
 }
 
 impl Datagram {
+    pub fn new(src_port: u16, dst_port: u16, data: Data) -> Datagram {
+        Datagram { src_port, dst_port, data }
+    }
+
     pub fn wire_len(&self) -> usize {
         HEADER_LEN + self.data.len()
     }
@@ -70,7 +74,7 @@ mod tests {
     #[test]
     fn round_trips_and_checks_its_checksum() {
         let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
-        let d = Datagram { src_port: 1000, dst_port: 5001, data: Data::Real(b"hello".to_vec()) };
+        let d = Datagram::new(1000, 5001, Data::Real(b"hello".to_vec()));
         let mut buf = vec![0; d.wire_len()];
         d.emit(a, b, &mut buf).unwrap();
         assert_eq!(&buf[..6], &[0x03, 0xE8, 0x13, 0x89, 0, 13]);

@@ -125,7 +125,7 @@ impl Endpoint for UdpSource {
         } else {
             Data::Virtual { len, offset }
         };
-        let d = Datagram { src_port: self.flow.src_port, dst_port: self.flow.dst_port, data };
+        let d = Datagram::new(self.flow.src_port, self.flow.dst_port, data);
         Some(Packet::new(self.flow.src, self.flow.dst, Payload::Udp(d)))
     }
 }

@@ -10,17 +10,16 @@ mod load;
 mod units;
 mod validate;
 
+pub use crate::routing::NodeId;
 pub use load::{Scenario, ScenarioError, Source};
 pub use units::{Rate, Seconds};
 
+use crate::routing::{StaticRoute, TopologySpec};
 use ncmesh_proto::scheme::{Registry, NONE};
 use ncmesh_proto::tcp::TcpConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// A node's label in the scenario, as the papers number them.
-pub type NodeId = u32;
 
 /// The document, as written. See `docs/scenarios.md`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -60,6 +59,20 @@ pub struct ScenarioSpec {
     pub payloads: Payloads,
     #[serde(default)]
     pub probes: ProbeSpec,
+}
+
+impl TopologySpec for ScenarioSpec {
+    fn nodes(&self) -> &[NodeId] {
+        &self.nodes
+    }
+
+    fn links(&self) -> impl Iterator<Item = [NodeId; 2]> {
+        self.links.iter().map(|link| link.between)
+    }
+
+    fn static_routes(&self) -> impl Iterator<Item = StaticRoute<'_>> {
+        self.routes.iter().map(|r| StaticRoute { at: r.at, to: r.to, via: &r.via })
+    }
 }
 
 /// What moves through the network.
@@ -139,6 +152,8 @@ pub struct LinkClass {
     pub queue: Option<u32>,
     /// The queue discipline of both ends' interfaces.
     pub qdisc: Option<String>,
+    /// Probability that a frame arrives with one byte changed.
+    pub corrupt: Option<f64>,
 }
 
 /// A full-duplex link: one channel each way with the same parameters.
@@ -168,6 +183,11 @@ pub struct LinkSpec {
     /// The queue discipline of both ends' interfaces.
     #[serde(default = "default_qdisc")]
     pub qdisc: String,
+    /// Probability, in [0, 1], that a frame that is not lost arrives with
+    /// one byte changed: bit errors that the receiver's checksums must
+    /// catch. Real-payload runs only.
+    #[serde(default)]
+    pub corrupt: f64,
 }
 
 fn default_qdisc() -> String {

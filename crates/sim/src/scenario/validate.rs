@@ -2,7 +2,7 @@
 //! flow has a route both ways, and the coding schemes' parameter tables,
 //! each checked by its protocol.
 
-use super::{AppKind, GilbertElliottSpec, ScenarioSpec};
+use super::{AppKind, GilbertElliottSpec, Payloads, ScenarioSpec};
 use crate::routing::{first_cycle, Topology};
 use ncmesh_proto::params::{probability, Invalid, KeyPath, Validate};
 use ncmesh_proto::scheme::{ParsedParams, Registry, NONE};
@@ -68,6 +68,10 @@ pub(crate) fn validate(spec: &ScenarioSpec, registry: &Registry) -> Result<BTree
         }
         if link.queue == 0 {
             fail(at.key("queue"), "expected a queue of at least 1 packet")?;
+        }
+        probability("corrupt", link.corrupt, true).map_err(|e| e.under(&at))?;
+        if link.corrupt > 0.0 && spec.payloads != Payloads::Real {
+            fail(at.key("corrupt"), "expected payloads = \"real\": only real bytes can be corrupted")?;
         }
         qdisc(at.key("qdisc"), &link.qdisc)?;
         classes.insert(link.class.clone().unwrap_or_default());
