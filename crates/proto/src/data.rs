@@ -1,5 +1,8 @@
-//! What a transport message carries: real bytes, or, in virtual-payload
-//! runs, how many bytes and where they sit in the flow's content.
+//! What a message carries: real bytes, or, in virtual-payload runs, what
+//! stands for them: how many bytes and where they sit in the flow's
+//! content, or which packets a coded symbol combines.
+
+use std::sync::Arc;
 
 /// A message's data.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,5 +59,35 @@ mod tests {
         assert_eq!(Data::Real(b"abcdef".to_vec()).slice(1, 3), Data::Real(b"bc".to_vec()));
         assert_eq!(Data::EMPTY.bytes(), Some(&[][..]));
         assert_eq!(Data::Virtual { len: 1, offset: 0 }.bytes(), None);
+    }
+}
+
+/// A coded payload: its bytes, or in virtual-payload runs its length and
+/// the messages it combines (TCP/NC's segments, TCP-HONC's packets),
+/// standing for what decoding would rebuild.
+#[derive(Clone, Debug)]
+pub enum Symbol<T> {
+    Real(Vec<u8>),
+    Virtual { len: usize, members: Arc<[T]> },
+}
+
+impl<T> Symbol<T> {
+    pub fn len(&self) -> usize {
+        match self {
+            Symbol::Real(b) => b.len(),
+            Symbol::Virtual { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes a codec works on: the symbol's, or none for a virtual one.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Symbol::Real(b) => b,
+            Symbol::Virtual { .. } => &[],
+        }
     }
 }

@@ -28,6 +28,17 @@ impl KeyPath {
         p
     }
 
+    /// Where `serde_path_to_error` says a value failed to deserialize.
+    pub fn from_serde(path: &serde_path_to_error::Path) -> KeyPath {
+        use serde_path_to_error::Segment;
+        let steps = path.iter().filter_map(|segment| match segment {
+            Segment::Seq { index } => Some(Step::Index(*index)),
+            Segment::Map { key } | Segment::Enum { variant: key } => Some(Step::Key(key.clone())),
+            Segment::Unknown => None,
+        });
+        KeyPath(steps.collect())
+    }
+
     /// `self` followed by `rest`.
     pub fn join(&self, rest: &KeyPath) -> KeyPath {
         let mut p = self.clone();

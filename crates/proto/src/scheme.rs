@@ -6,7 +6,7 @@
 
 use crate::node::{EndLayer, HopLayer, InterfaceInfo, QueueDisc, DropTail};
 use crate::packet::{FlowKey, Kind, ParseFn, Parsers};
-use crate::params::{Invalid, KeyPath, Step, Validate};
+use crate::params::{Invalid, KeyPath, Validate};
 use crate::tcp::TcpConfig;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -147,18 +147,7 @@ impl<S: Scheme> DynScheme for Registered<S> {
         S::CODES_HOPS
     }
     fn parse_params(&self, table: toml::Value) -> Result<ParsedParams, Invalid> {
-        let params: S::Params = serde_path_to_error::deserialize(table).map_err(|e| {
-            let mut path = KeyPath::default();
-            for segment in e.path().iter() {
-                use serde_path_to_error::Segment;
-                match segment {
-                    Segment::Seq { index } => path.0.push(Step::Index(*index)),
-                    Segment::Map { key } | Segment::Enum { variant: key } => path.0.push(Step::Key(key.clone())),
-                    Segment::Unknown => {}
-                }
-            }
-            Invalid::new(path, e.inner().message().trim())
-        })?;
+        let params: S::Params = serde_path_to_error::deserialize(table).map_err(|e| Invalid::new(KeyPath::from_serde(e.path()), e.inner().message().trim()))?;
         params.validate()?;
         let table = toml::Value::try_from(&params).expect("parameters serialise");
         Ok(ParsedParams { value: Arc::new(params), table })

@@ -56,9 +56,15 @@ struct Spec {
     gateway: Option<usize>,
 }
 
+/// A coded hop of `rate` bit/s and `delay_ms`, losing `loss` of its frames
+/// and delaying each by up to `jitter_ms` more.
+fn lossy(rate: u64, delay_ms: u64, loss: f64, jitter_ms: u64) -> LinkSpec {
+    LinkSpec { loss, jitter: Duration::from_millis(jitter_ms), queue: 50, ..LinkSpec::new(rate, Duration::from_millis(delay_ms)) }
+}
+
 impl Spec {
-    fn new(hops: usize, rate: u64, delay_ms: u64, loss: f64, jitter_ms: u64, flows: usize, total: u32, seed: u64) -> Spec {
-        let link = LinkSpec { loss, jitter: Duration::from_millis(jitter_ms), queue: 50, ..LinkSpec::new(rate, Duration::from_millis(delay_ms)) };
+    /// `hops` coded hops of `link`; `flows` flows of `total` bytes each.
+    fn new(hops: usize, link: LinkSpec, flows: usize, total: u32, seed: u64) -> Spec {
         Spec { hops, link, flows, total, params: HoncParams::default(), seed, real: false, gateway: None }
     }
 
@@ -147,7 +153,7 @@ fn counter(h: &HoncNode, name: &str) -> u64 {
 
 #[test]
 fn lossless_chain_delivers_everything_once_in_order() {
-    let mut c = Spec::new(3, 1_000_000, 100, 0.0, 0, 4, 200_000, 1).build();
+    let mut c = Spec::new(3, lossy(1_000_000, 100, 0.0, 0), 4, 200_000, 1).build();
     c.run(Instant::from_secs_f64(100.0));
     for f in c.delivered() {
         in_order_exactly_once(&f, 200_000);
@@ -158,7 +164,7 @@ fn lossless_chain_delivers_everything_once_in_order() {
 fn lossy_reordering_chain_delivers_everything_once_in_order() {
     for (seed, real) in [(1, false), (2, false), (3, true)] {
         // Jitter of 30 ms against 8.5 ms frames: frames overtake each other.
-        let mut c = Spec { real, ..Spec::new(3, 1_000_000, 50, 0.3, 30, 3, 300_000, seed) }.build();
+        let mut c = Spec { real, ..Spec::new(3, lossy(1_000_000, 50, 0.3, 30), 3, 300_000, seed) }.build();
         c.run(Instant::from_secs_f64(400.0));
         for f in c.delivered() {
             in_order_exactly_once(&f, 300_000);
@@ -179,7 +185,7 @@ fn is_ack(frame: &ncmesh_proto::Frame) -> bool {
 
 #[test]
 fn no_block_is_deleted_before_its_ack_ncb() {
-    let mut c = Spec::new(1, 1_000_000, 20, 0.0, 0, 1, 100_000, 5).build();
+    let mut c = Spec::new(1, lossy(1_000_000, 20, 0.0, 0), 1, 100_000, 5).build();
     let deaf = Rc::new(Cell::new(true));
     let d = deaf.clone();
     c.mesh.drop = Box::new(move |_, _, frame| d.get() && is_ack(frame));
@@ -208,7 +214,7 @@ fn codec_pairs_follow_eq_9_without_loss() {
     // d = 100 ms: (200 + 33.92) / 33.92 = 6.9 -> 7. d = 50 ms: 3.95 -> 4.
     for (delay_ms, want) in [(100, 7), (50, 4)] {
         assert_eq!(codec_pairs_ideal(delay_ms as f64 / 1e3, ((1040 + FRAME_HEADER_BYTES) * 8) as f64, 4, 1e6), want);
-        let mut c = Spec::new(2, 1_000_000, delay_ms, 0.0, 0, 4, 400_000, 9).build();
+        let mut c = Spec::new(2, lossy(1_000_000, delay_ms, 0.0, 0), 4, 400_000, 9).build();
         let mut most = 0;
         let mut pairs = None;
         c.run_each(Instant::from_secs_f64(30.0), |mesh| {
@@ -274,7 +280,7 @@ fn a_gateway_delivers_in_order_past_its_small_wired_queue() {
     // 3 flows of 101 packets: 303 is no multiple of L = 4, so the last block
     // leaves partial after flush_after. The wired FIFO holds 5 packets, far
     // fewer than a reordered burst: the gateway's Q_em must not lose any.
-    let mut c = Spec { gateway: Some(5), ..Spec::new(2, 1_000_000, 50, 0.3, 30, 3, 101_000, 11) }.build();
+    let mut c = Spec { gateway: Some(5), ..Spec::new(2, lossy(1_000_000, 50, 0.3, 30), 3, 101_000, 11) }.build();
     c.run(Instant::from_secs_f64(300.0));
     for f in c.delivered() {
         in_order_exactly_once(&f, 101_000);
@@ -286,7 +292,7 @@ fn a_gateway_delivers_in_order_past_its_small_wired_queue() {
 #[test]
 fn frames_are_what_the_wire_format_says() {
     // Every frame the chain sends, emitted, parses back to the same length.
-    let mut c = Spec { real: true, ..Spec::new(2, 1_000_000, 10, 0.1, 0, 1, 20_000, 3) }.build();
+    let mut c = Spec { real: true, ..Spec::new(2, lossy(1_000_000, 10, 0.1, 0), 1, 20_000, 3) }.build();
     let seen = Rc::new(Cell::new(0));
     let s = seen.clone();
     c.mesh.mangle = Some(Box::new(move |_, _, frame| {

@@ -85,12 +85,10 @@ impl Timers {
             if self.heap[parent] <= entry {
                 break;
             }
-            self.heap[i] = self.heap[parent];
-            self.position[self.heap[i].1 as usize] = i as u32;
+            self.put(i, self.heap[parent]);
             i = parent;
         }
-        self.heap[i] = entry;
-        self.position[entry.1 as usize] = i as u32;
+        self.put(i, entry);
     }
 
     fn sift_down(&mut self, mut i: usize) {
@@ -105,10 +103,14 @@ impl Timers {
             if entry <= self.heap[child] {
                 break;
             }
-            self.heap[i] = self.heap[child];
-            self.position[self.heap[i].1 as usize] = i as u32;
+            self.put(i, self.heap[child]);
             i = child;
         }
+        self.put(i, entry);
+    }
+
+    /// Puts `entry` at `i` of the heap, and notes where it is.
+    fn put(&mut self, i: usize, entry: (Instant, u32)) {
         self.heap[i] = entry;
         self.position[entry.1 as usize] = i as u32;
     }

@@ -53,7 +53,8 @@ pub trait Medium: Debug + Send {
     /// only does so when the port's previous frame is `Sent`.
     fn transmit(&mut self, now: Instant, port: Port, frame: Frame);
     fn poll_timeout(&self, phase: Phase) -> Option<Instant>;
-    /// Called when `now >= poll_timeout(phase)`; drain `poll_event` afterwards.
+    /// Called when `now >= poll_timeout(phase)`, or at an earlier deadline
+    /// that has since moved (then it does nothing); drain `poll_event` afterwards.
     fn handle_timeout(&mut self, now: Instant, phase: Phase);
     fn poll_event(&mut self) -> Option<Event>;
     fn stats(&self, port: Port) -> MediumStats;

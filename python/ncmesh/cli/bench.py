@@ -41,17 +41,19 @@ def bench_sim(
     loss: Annotated[float, typer.Option(min=0.0, max=0.99, help="Loss on each wireless hop.")] = 0.0,
     duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds.")] = 10_000.0,
     variant: Annotated[str, typer.Option(help="TCP variant.")] = "newreno",
+    payloads: Annotated[str, typer.Option(help="virtual or real: what crosses the links.")] = "virtual",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Events per second on the seed 000 single path with 4 TCP flows."""
     from ..paths import scenario
     from ..simulate import ScenarioError, load
 
+    overrides = {"duration": duration, "link_class.wireless.loss": loss, "tcp.variant": variant, "payloads": payloads}
     try:
-        simulation = load(scenario("honc-single-path"), overrides={"duration": duration, "link_class.wireless.loss": loss, "tcp.variant": variant})
+        simulation = load(scenario("honc-single-path"), overrides=overrides)
     except ScenarioError as e:
         raise fail(str(e)) from None
-    timed_run(simulation, {"scenario": "honc-single-path", "loss": loss}, as_json)
+    timed_run(simulation, {"scenario": "honc-single-path", "loss": loss, "payloads": payloads}, as_json)
 
 
 @bench_app.command("grid")

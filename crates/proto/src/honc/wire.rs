@@ -18,7 +18,6 @@ use crate::message_boilerplate;
 use crate::packet::{Kind, Message, Packet};
 use crate::time::Duration;
 use crate::wire::{need, u16_at, u32_at, u64_at, WireError};
-use std::sync::Arc;
 
 /// The link frame kind.
 pub const KIND: Kind = Kind::Link(0x4843);
@@ -44,26 +43,8 @@ pub enum Frame {
     Ack(AckNcb),
 }
 
-/// A coded payload: bytes, or in virtual-payload runs the block's packets,
-/// standing for them.
-#[derive(Clone, Debug)]
-pub enum Symbol {
-    Real(Vec<u8>),
-    Virtual { len: usize, members: Arc<[Packet]> },
-}
-
-impl Symbol {
-    pub fn len(&self) -> usize {
-        match self {
-            Symbol::Real(b) => b.len(),
-            Symbol::Virtual { len, .. } => *len,
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
+/// A coded payload: the combination of a block's IP packets.
+pub type Symbol = crate::data::Symbol<Packet>;
 
 /// One random linear combination of a block.
 #[derive(Clone, Debug)]
@@ -226,6 +207,7 @@ impl Message for Frame {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     fn round_trip(f: &Frame) -> Frame {
         let mut buf = vec![0; f.wire_len()];

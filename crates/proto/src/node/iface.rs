@@ -68,7 +68,7 @@ pub struct DropTail {
 
 impl DropTail {
     pub fn new(capacity: usize) -> DropTail {
-        DropTail { packets: VecDeque::with_capacity(capacity.min(1024)), capacity }
+        DropTail { packets: VecDeque::new(), capacity }
     }
 }
 
@@ -126,18 +126,33 @@ pub struct InterfaceStats {
 #[derive(Debug)]
 pub struct Interface {
     pub info: InterfaceInfo,
-    pub queue: Box<dyn QueueDisc>,
+    queue: Box<dyn QueueDisc>,
     pub stats: InterfaceStats,
     pub(crate) ready: bool,
+    /// The queue may hold a packet: set by every access that could add one,
+    /// cleared when the hop layer found nothing to send. It spares the node
+    /// a look into the queue of every idle interface after every input.
+    pub(crate) maybe_queued: bool,
 }
 
 impl Interface {
     pub fn new(info: InterfaceInfo, queue: Box<dyn QueueDisc>) -> Interface {
-        Interface { info, queue, stats: InterfaceStats::default(), ready: true }
+        Interface { info, queue, stats: InterfaceStats::default(), ready: true, maybe_queued: false }
+    }
+
+    pub fn queue(&self) -> &dyn QueueDisc {
+        &*self.queue
+    }
+
+    /// The queue, to take packets from or put packets in.
+    pub fn queue_mut(&mut self) -> &mut dyn QueueDisc {
+        self.maybe_queued = true;
+        &mut *self.queue
     }
 
     /// Queues `packet` for neighbour `next`, counting what the discipline drops.
     pub fn enqueue(&mut self, now: Instant, packet: Packet, next: Ipv4Addr) {
+        self.maybe_queued = true;
         if self.queue.enqueue(now, Queued { packet, next, since: now }).is_some() {
             self.stats.dropped += 1;
         }

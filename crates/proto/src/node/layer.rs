@@ -77,7 +77,7 @@ pub trait HopLayer: Debug + Send + std::any::Any {
 
     /// Interface `id` can send: the frame to send now, if any.
     fn poll_frame(&mut self, now: Instant, _id: IfaceId, iface: &mut Interface) -> Option<Frame> {
-        iface.queue.dequeue(now).map(|q| Frame::packet(q.next, q.packet))
+        iface.queue_mut().dequeue(now).map(|q| Frame::packet(q.next, q.packet))
     }
 
     /// What became of the last frame interface `id` sent.

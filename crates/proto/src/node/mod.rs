@@ -121,7 +121,7 @@ impl Node {
 
     /// Packets waiting for interface `id`: its queue and what the hop layer holds for it.
     pub fn backlog(&self, id: IfaceId) -> usize {
-        self.ifaces[id].queue.len() + self.hop.held(id)
+        self.ifaces[id].queue().len() + self.hop.held(id)
     }
 
     pub fn stats(&self) -> NodeStats {
@@ -186,7 +186,8 @@ impl Node {
         self.pump(now);
     }
 
-    /// Called when `now >= poll_timeout()`.
+    /// Called when `now >= poll_timeout()`, or at an earlier deadline that
+    /// has since moved later: each layer runs only if it is due.
     pub fn handle_timeout(&mut self, now: Instant) {
         if self.hop.poll_timeout().is_some_and(|t| t <= now) {
             self.hop.handle_timeout(now);
@@ -271,11 +272,10 @@ impl Node {
             self.stats.no_route += 1;
             return;
         };
-        let mut next = route.hops[0];
-        if route.hops.len() > 1 {
-            let hops = route.hops.clone();
-            if let Some(i) = self.hop.choose_next_hop(now, &packet, &hops) {
-                next = hops[i.min(hops.len() - 1)];
+        let mut next = route.first;
+        if !route.candidates.is_empty() {
+            if let Some(i) = self.hop.choose_next_hop(now, &packet, &route.candidates) {
+                next = route.candidates[i.min(route.candidates.len() - 1)];
             }
         }
         self.stats.forwarded += 1;
@@ -298,10 +298,13 @@ impl Node {
         }
         let holds = self.hop.holds_frames();
         for id in 0..self.ifaces.len() {
-            if !self.ifaces[id].ready || (!holds && self.ifaces[id].queue.is_empty()) {
+            if !self.ifaces[id].ready || (!holds && !self.ifaces[id].maybe_queued) {
                 continue;
             }
-            let Some(mut frame) = self.hop.poll_frame(now, id, &mut self.ifaces[id]) else { continue };
+            let Some(mut frame) = self.hop.poll_frame(now, id, &mut self.ifaces[id]) else {
+                self.ifaces[id].maybe_queued = false;
+                continue;
+            };
             frame.transmitter = self.config.addr;
             if self.config.real_payloads {
                 match frame.to_bytes() {

@@ -14,10 +14,22 @@ pub struct NextHop {
 }
 
 /// The next hops of one entry: the first is the default; several are
-/// candidates the hop layer may choose among per packet.
+/// candidates the hop layer may choose among per packet. The first is kept
+/// inline, since nearly every route has one hop and forwarding reads it
+/// for every packet.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
-    pub hops: Vec<NextHop>,
+    pub first: NextHop,
+    /// Every candidate, the first included, where there are several; else empty.
+    pub candidates: Box<[NextHop]>,
+}
+
+impl Route {
+    /// `None` for no hops.
+    pub fn new(hops: Vec<NextHop>) -> Option<Route> {
+        let first = *hops.first()?;
+        Some(Route { first, candidates: if hops.len() > 1 { hops.into() } else { Box::default() } })
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -29,12 +41,16 @@ pub struct Routes {
 impl Routes {
     /// Routes packets of `flow` (in its direction of travel) by `hops`.
     pub fn add_flow(&mut self, flow: FlowKey, hops: Vec<NextHop>) {
-        self.flows.insert(flow, Route { hops });
+        if let Some(route) = Route::new(hops) {
+            self.flows.insert(flow, route);
+        }
     }
 
     /// Routes packets for `dst` by `hops`, unless their flow has a route.
     pub fn add_destination(&mut self, dst: Ipv4Addr, hops: Vec<NextHop>) {
-        self.destinations.insert(dst, Route { hops });
+        if let Some(route) = Route::new(hops) {
+            self.destinations.insert(dst, route);
+        }
     }
 
     pub fn lookup(&self, flow: Option<&FlowKey>, dst: Ipv4Addr) -> Option<&Route> {

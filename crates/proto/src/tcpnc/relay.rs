@@ -106,7 +106,7 @@ impl Relay {
         buffer.next = next;
         buffer.upstream_start = buffer.upstream_start.max(c.start);
         buffer.prune();
-        if let Symbol::Virtual { segments, .. } = &c.symbol {
+        if let Symbol::Virtual { members: segments, .. } = &c.symbol {
             for (k, s) in segments.iter().enumerate() {
                 let Some(slot) = (c.start + k as u64).checked_sub(buffer.meta_base) else { continue };
                 if buffer.meta.len() <= slot as usize {
@@ -155,7 +155,7 @@ impl Relay {
             let segments: Option<Arc<[Segment]>> = (0..coefficients.len() as u64)
                 .map(|k| (start + k).checked_sub(b.meta_base).and_then(|s| b.meta.get(s as usize).cloned().flatten()))
                 .collect();
-            Symbol::Virtual { len: b.symbol_len, segments: segments? }
+            Symbol::Virtual { len: b.symbol_len, members: segments? }
         };
         let c = Combination { src_port: flow.src_port, dst_port: flow.dst_port, field: self.field, start, coefficients, coding: Coding::Dense, symbol };
         Some(Frame::packet(b.next.neighbour, wire::packet(flow.src, flow.dst, Box::new(c))))

@@ -49,7 +49,7 @@ impl NcSink {
     }
 
     fn learn(&mut self, c: &Combination) {
-        let Symbol::Virtual { segments, .. } = &c.symbol else { return };
+        let Symbol::Virtual { members: segments, .. } = &c.symbol else { return };
         for (k, s) in segments.iter().enumerate() {
             let index = c.start + k as u64;
             let Some(slot) = index.checked_sub(self.meta_base) else { continue };

@@ -103,7 +103,7 @@ impl NcSource {
         } else {
             let window = &self.window;
             let members = self.members.get_or_insert_with(|| window.iter().cloned().collect()).clone();
-            Symbol::Virtual { len: self.symbol_bytes, segments: members }
+            Symbol::Virtual { len: self.symbol_bytes, members }
         };
         let c = Combination { src_port: self.flow.src_port, dst_port: self.flow.dst_port, field: self.field, start, coefficients, coding: Coding::Seeded(seed), symbol };
         self.combinations_sent += 1;

@@ -15,7 +15,6 @@ use crate::wire::{need, u16_at, u32_at, u64_at, WireError};
 use ncmesh_codec::wire as codec_wire;
 use ncmesh_codec::Field;
 use std::net::Ipv4Addr;
-use std::sync::Arc;
 
 /// IP protocol number of a combination.
 pub const COMBINATION: u8 = 253;
@@ -33,34 +32,8 @@ pub enum Coding {
     Dense,
 }
 
-/// The coded payload: bytes, or in virtual-payload runs the segments it
-/// combines, one per coefficient, standing for them.
-#[derive(Clone, Debug)]
-pub enum Symbol {
-    Real(Vec<u8>),
-    Virtual { len: usize, segments: Arc<[Segment]> },
-}
-
-impl Symbol {
-    pub fn len(&self) -> usize {
-        match self {
-            Symbol::Real(b) => b.len(),
-            Symbol::Virtual { len, .. } => *len,
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The bytes a codec works on: the symbol's, or none for a virtual one.
-    pub fn bytes(&self) -> &[u8] {
-        match self {
-            Symbol::Real(b) => b,
-            Symbol::Virtual { .. } => &[],
-        }
-    }
-}
+/// A coded payload: the combination of a window of segments, one per coefficient.
+pub type Symbol = crate::data::Symbol<Segment>;
 
 /// A random linear combination of packets `start..start + coefficients.len()` of one flow.
 #[derive(Clone, Debug)]
@@ -223,6 +196,7 @@ pub fn packet(src: Ipv4Addr, dst: Ipv4Addr, message: Box<dyn Message>) -> Packet
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
     use crate::data::Data;
     use crate::tcp::Flags;
 
@@ -254,7 +228,7 @@ mod tests {
         a.emit(&mut buf).unwrap();
         assert_eq!(Ack::parse(&buf).unwrap(), a);
         assert!(matches!(Ack::parse(&buf[..19]), Err(WireError::Truncated { .. })));
-        let virtual_ = Combination { symbol: Symbol::Virtual { len: 40, segments: Arc::from(vec![]) }, ..c };
+        let virtual_ = Combination { symbol: Symbol::Virtual { len: 40, members: Arc::from(vec![]) }, ..c };
         assert_eq!(virtual_.wire_len(), 17 + 3 + 40);
         assert_eq!(virtual_.emit(&mut [0; 60]), Err(WireError::Virtual { what: "TCP/NC combination" }));
     }

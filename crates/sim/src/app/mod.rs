@@ -31,6 +31,8 @@ pub trait Endpoint: Debug + Send {
     /// The node delivered `packet` of this flow.
     fn handle_packet(&mut self, now: Instant, packet: Packet, record: &mut FlowRecord);
     /// Called when `now >= poll_timeout()`.
+    /// Called at a deadline it reported, which may since have moved later:
+    /// it acts only on what is due.
     fn handle_timeout(&mut self, now: Instant, record: &mut FlowRecord);
     fn poll_timeout(&self) -> Option<Instant>;
     /// The next packet for the node.

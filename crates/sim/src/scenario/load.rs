@@ -98,16 +98,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 fn from_serde(e: serde_path_to_error::Error<toml::de::Error>) -> Invalid {
-    use serde_path_to_error::Segment;
-    let mut path = KeyPath::default();
-    for segment in e.path().iter() {
-        match segment {
-            Segment::Seq { index } => path.0.push(Step::Index(*index)),
-            Segment::Map { key } | Segment::Enum { variant: key } => path.0.push(Step::Key(key.clone())),
-            Segment::Unknown => {}
-        }
-    }
-    Invalid::new(path, e.inner().message().trim())
+    Invalid::new(KeyPath::from_serde(e.path()), e.inner().message().trim())
 }
 
 /// The byte offset of the deepest part of `path` present in the document.
