@@ -40,7 +40,7 @@ fn through_ip(m: Box<dyn Message>) -> Box<dyn Message> {
     assert_eq!(bytes.len(), p.wire_len());
     let back = Packet::parse(&bytes, parsers(), true).unwrap_or_else(|e| panic!("an emitted packet does not parse: {e}"));
     assert_eq!((back.src, back.dst), (A, B));
-    match back.payload {
+    match back.into_fields().payload {
         Payload::Other(m) => m,
         other => panic!("a TCP/NC message came back as {other:?}"),
     }

@@ -16,9 +16,16 @@ use std::fmt::Debug;
 use std::net::Ipv4Addr;
 use std::sync::Arc;
 
-/// An IP datagram.
+/// An IP datagram, as a handle to its fields on the heap: a packet moves
+/// through queues, frames and media as one pointer, whatever its payload
+/// (the shape of ns-3's `Ptr<Packet>`). Its fields are read and written
+/// through it; [`Packet::into_fields`] takes them out.
+#[derive(Clone)]
+pub struct Packet(Box<PacketFields>);
+
+/// What an IP datagram holds.
 #[derive(Clone, Debug)]
-pub struct Packet {
+pub struct PacketFields {
     pub src: Ipv4Addr,
     pub dst: Ipv4Addr,
     pub ttl: u8,
@@ -32,11 +39,35 @@ pub struct Packet {
     pub received: Option<Arc<[u8]>>,
 }
 
+impl std::ops::Deref for Packet {
+    type Target = PacketFields;
+    fn deref(&self) -> &PacketFields {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Packet {
+    fn deref_mut(&mut self) -> &mut PacketFields {
+        &mut self.0
+    }
+}
+
+impl Debug for Packet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl From<PacketFields> for Packet {
+    fn from(fields: PacketFields) -> Packet {
+        Packet(Box::new(fields))
+    }
+}
+
 /// What an IP datagram carries.
 #[derive(Clone, Debug)]
 pub enum Payload {
-    /// Boxed: a segment is large, and packets move many times on their way.
-    Tcp(Box<Segment>),
+    Tcp(Segment),
     Udp(Datagram),
     /// A message of a registered protocol: its IP protocol number is its `kind()`.
     Other(Box<dyn Message>),
@@ -44,7 +75,12 @@ pub enum Payload {
 
 impl Packet {
     pub fn new(src: Ipv4Addr, dst: Ipv4Addr, payload: Payload) -> Packet {
-        Packet { src, dst, ttl: ipv4::DEFAULT_TTL, payload, received: None }
+        Packet::from(PacketFields { src, dst, ttl: ipv4::DEFAULT_TTL, payload, received: None })
+    }
+
+    /// The fields, out of their handle.
+    pub fn into_fields(self) -> PacketFields {
+        *self.0
     }
 
     /// The IP protocol number.
@@ -112,7 +148,7 @@ impl Packet {
     /// IPv4 header checksum is always checked.
     pub fn parse(bytes: &[u8], parsers: &Parsers, verify_transport: bool) -> Result<Packet, WireError> {
         let (packet, len) = Packet::parse_fields(bytes, parsers, verify_transport)?;
-        Ok(Packet { received: Some(Arc::from(&bytes[..len])), ..packet })
+        Ok(Packet::from(PacketFields { received: Some(Arc::from(&bytes[..len])), ..packet }))
     }
 
     /// As `parse`, from shared bytes: kept without a copy when they are
@@ -120,20 +156,20 @@ impl Packet {
     pub fn parse_shared(bytes: Arc<[u8]>, parsers: &Parsers, verify_transport: bool) -> Result<Packet, WireError> {
         let (packet, len) = Packet::parse_fields(&bytes, parsers, verify_transport)?;
         let received = if len == bytes.len() { bytes } else { Arc::from(&bytes[..len]) };
-        Ok(Packet { received: Some(received), ..packet })
+        Ok(Packet::from(PacketFields { received: Some(received), ..packet }))
     }
 
     /// The packet without its bytes, and how many bytes it is.
-    fn parse_fields(bytes: &[u8], parsers: &Parsers, verify_transport: bool) -> Result<(Packet, usize), WireError> {
+    fn parse_fields(bytes: &[u8], parsers: &Parsers, verify_transport: bool) -> Result<(PacketFields, usize), WireError> {
         let view = ipv4::Packet::new_checked(bytes)?;
         let header = ipv4::Repr::parse(&view)?;
         let body = view.payload();
         let payload = match header.protocol {
-            tcp::PROTOCOL => Payload::Tcp(Box::new(Segment::parse(body, header.src, header.dst, verify_transport)?)),
+            tcp::PROTOCOL => Payload::Tcp(Segment::parse(body, header.src, header.dst, verify_transport)?),
             udp::PROTOCOL => Payload::Udp(Datagram::parse(body, header.src, header.dst, verify_transport)?),
             p => Payload::Other(parsers.parse(Kind::Ip(p), body)?),
         };
-        Ok((Packet { src: header.src, dst: header.dst, ttl: header.ttl, payload, received: None }, view.total_len()))
+        Ok((PacketFields { src: header.src, dst: header.dst, ttl: header.ttl, payload, received: None }, view.total_len()))
     }
 }
 
@@ -141,7 +177,7 @@ impl Packet {
 ///
 /// Flows order by ports first: the simulator numbers its flows by source
 /// port, so per-flow state kept in ordered maps is served in that order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlowKey {
     pub src: Ipv4Addr,
     pub dst: Ipv4Addr,
@@ -168,8 +204,24 @@ impl FlowKey {
         (h ^ (h >> 32)) as u32
     }
 
+    /// The key as two words, to hash it in two steps: routes are looked
+    /// up by flow for every packet forwarded.
+    fn words(&self) -> (u64, u64) {
+        let addrs = (u32::from(self.src) as u64) << 32 | u32::from(self.dst) as u64;
+        let rest = (self.protocol as u64) << 32 | (self.src_port as u64) << 16 | self.dst_port as u64;
+        (addrs, rest)
+    }
+
     fn order(&self) -> (u16, u16, u8, Ipv4Addr, Ipv4Addr) {
         (self.src_port, self.dst_port, self.protocol, self.src, self.dst)
+    }
+}
+
+impl std::hash::Hash for FlowKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let (addrs, rest) = self.words();
+        state.write_u64(addrs);
+        state.write_u64(rest);
     }
 }
 
@@ -300,12 +352,12 @@ mod tests {
         s.seq = 42;
         s.flags = Flags::ACK;
         s.data = Data::Real(vec![7; 1000]);
-        let p = Packet::new(A, B, Payload::Tcp(Box::new(s.clone())));
+        let p = Packet::new(A, B, Payload::Tcp(s.clone()));
         assert_eq!(p.wire_len(), 1040);
         let bytes = p.emit().unwrap();
         let back = Packet::parse(&bytes, &Parsers::default(), true).unwrap();
         assert_eq!((back.src, back.dst, back.ttl), (A, B, 64));
-        let Payload::Tcp(t) = back.payload else { panic!("a TCP payload") };
+        let Payload::Tcp(t) = &back.payload else { panic!("a TCP payload") };
         assert_eq!(*t, s);
         assert_eq!(p.flow().unwrap().reversed().reversed(), p.flow().unwrap());
     }

@@ -117,7 +117,7 @@ impl Chain {
                     s.flags = Flags::ACK;
                     s.data = Data::Real((0..MSS).map(|i| (src.next + i) as u8).collect());
                     src.next += MSS;
-                    mesh.send(0, Packet::new(src.flow.src, src.flow.dst, Payload::Tcp(Box::new(s))));
+                    mesh.send(0, Packet::new(src.flow.src, src.flow.dst, Payload::Tcp(s)));
                 }
             }
             each(mesh);
@@ -257,7 +257,7 @@ fn path_selection_moves_traffic_off_a_congested_hop() {
             s.seq = seq;
             s.data = Data::Virtual { len: MSS, offset: seq as u64 };
             seq += MSS;
-            mesh.send(0, Packet::new(key.src, key.dst, Payload::Tcp(Box::new(s))));
+            mesh.send(0, Packet::new(key.src, key.dst, Payload::Tcp(s)));
             let now = (mesh.carried(0, 1), mesh.carried(0, 2));
             taken.push(now);
         }
@@ -342,7 +342,7 @@ fn a_path_whose_cost_went_stale_is_used_again() {
             s.seq = seq;
             s.data = Data::Virtual { len: MSS, offset: seq as u64 };
             seq += MSS;
-            mesh.send(0, Packet::new(key.src, key.dst, Payload::Tcp(Box::new(s))));
+            mesh.send(0, Packet::new(key.src, key.dst, Payload::Tcp(s)));
         }
         if at_10s.is_none() && mesh.now >= Instant::from_secs_f64(10.0) {
             at_10s = Some(mesh.carried(0, 1));

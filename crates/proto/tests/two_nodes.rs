@@ -56,13 +56,13 @@ impl Hosts {
             self.delivered += d.data.len() as u64;
         }
         while let Some(ack) = self.receiver.poll_transmit(now) {
-            mesh.send(1, Packet::new(self.key.dst, self.key.src, Payload::Tcp(Box::new(ack))));
+            mesh.send(1, Packet::new(self.key.dst, self.key.src, Payload::Tcp(ack)));
         }
         while let Some(mut segment) = self.sender.poll_transmit(now) {
             if let (true, Data::Virtual { len, offset }) = (self.real, &segment.data) {
                 segment.data = Data::Real((*offset..offset + *len as u64).map(stream_byte).collect());
             }
-            mesh.send(0, Packet::new(self.key.src, self.key.dst, Payload::Tcp(Box::new(segment))));
+            mesh.send(0, Packet::new(self.key.src, self.key.dst, Payload::Tcp(segment)));
         }
         if self.sender.is_finished() {
             return None;

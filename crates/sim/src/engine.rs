@@ -16,10 +16,26 @@ pub type Slot = usize;
 
 const ABSENT: u32 = u32::MAX;
 
+/// A pending wake-up as one integer: the time in the high 64 bits, the slot
+/// in the low 32, so that one comparison orders by time, then slot.
+type Key = u128;
+
+fn key(at: Instant, slot: Slot) -> Key {
+    (at.0 as u128) << 32 | slot as u128
+}
+
+fn time_of(key: Key) -> Instant {
+    Instant((key >> 32) as u64)
+}
+
+fn slot_of(key: Key) -> usize {
+    key as u32 as usize
+}
+
 #[derive(Clone, Debug)]
 pub struct Timers {
-    /// Pending wake-ups as (time, slot), a binary min-heap.
-    heap: Vec<(Instant, u32)>,
+    /// Pending wake-ups, a binary min-heap.
+    heap: Vec<Key>,
     /// Where each slot sits in `heap`, or `ABSENT`.
     position: Vec<u32>,
 }
@@ -34,16 +50,16 @@ impl Timers {
     /// A deadline that moved later is left to its earlier wake-up: the woken
     /// component finds nothing due and reports its new deadline then.
     pub fn arm(&mut self, slot: Slot, at: Instant) {
+        let entry = key(at, slot);
         match self.position[slot] {
             ABSENT => {
-                self.heap.push((at, slot as u32));
-                self.sift_up(self.heap.len() - 1);
+                self.heap.push(entry);
+                self.sift_up(self.heap.len() - 1, entry);
             }
             i => {
                 let i = i as usize;
-                if at < self.heap[i].0 {
-                    self.heap[i].0 = at;
-                    self.sift_up(i);
+                if entry < self.heap[i] {
+                    self.sift_up(i, entry);
                 }
             }
         }
@@ -51,22 +67,20 @@ impl Timers {
 
     /// Removes and returns the earliest wake-up if it is due at or before `until`.
     pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, Slot)> {
-        let (at, slot) = *self.heap.first()?;
-        let slot = slot as usize;
-        if at > until {
+        let top = *self.heap.first()?;
+        if time_of(top) > until {
             return None;
         }
+        self.position[slot_of(top)] = ABSENT;
         let last = self.heap.pop().expect("not empty");
-        self.position[slot] = ABSENT;
         if !self.heap.is_empty() {
-            self.heap[0] = last;
-            self.sift_down(0);
+            self.sift_down(last);
         }
-        Some((at, slot))
+        Some((time_of(top), slot_of(top)))
     }
 
     pub fn peek_time(&self) -> Option<Instant> {
-        self.heap.first().map(|e| e.0)
+        self.heap.first().map(|&k| time_of(k))
     }
 
     /// Pending wake-ups.
@@ -78,41 +92,49 @@ impl Timers {
         self.heap.is_empty()
     }
 
-    fn sift_up(&mut self, mut i: usize) {
-        let entry = self.heap[i];
+    /// Places `entry` at `i` or above it.
+    fn sift_up(&mut self, mut i: usize, entry: Key) {
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.heap[parent] <= entry {
+            let above = self.heap[parent];
+            if above <= entry {
                 break;
             }
-            self.put(i, self.heap[parent]);
+            self.put(i, above);
             i = parent;
         }
         self.put(i, entry);
     }
 
-    fn sift_down(&mut self, mut i: usize) {
-        let entry = self.heap[i];
+    /// Fills the hole at the root with `entry`: moves the smaller child up
+    /// until `entry` fits.
+    fn sift_down(&mut self, entry: Key) {
         let n = self.heap.len();
+        let mut i = 0;
         loop {
             let left = 2 * i + 1;
             if left >= n {
                 break;
             }
-            let child = if left + 1 < n && self.heap[left + 1] < self.heap[left] { left + 1 } else { left };
-            if entry <= self.heap[child] {
+            let mut child = left;
+            let mut smaller = self.heap[left];
+            if left + 1 < n && self.heap[left + 1] < smaller {
+                child = left + 1;
+                smaller = self.heap[child];
+            }
+            if entry <= smaller {
                 break;
             }
-            self.put(i, self.heap[child]);
+            self.put(i, smaller);
             i = child;
         }
         self.put(i, entry);
     }
 
     /// Puts `entry` at `i` of the heap, and notes where it is.
-    fn put(&mut self, i: usize, entry: (Instant, u32)) {
+    fn put(&mut self, i: usize, entry: Key) {
         self.heap[i] = entry;
-        self.position[entry.1 as usize] = i as u32;
+        self.position[slot_of(entry)] = i as u32;
     }
 }
 

@@ -60,6 +60,50 @@ pub trait Medium: Debug + Send {
     fn stats(&self, port: Port) -> MediumStats;
 }
 
+/// The media the simulator has, dispatched statically: the event loop
+/// calls a medium several times per event, and a `match` lets those calls
+/// be inlined where a trait object's could not. A new medium is a variant.
+#[derive(Debug)]
+pub enum AnyMedium {
+    PointToPoint(PointToPoint),
+}
+
+impl Medium for AnyMedium {
+    #[inline]
+    fn transmit(&mut self, now: Instant, port: Port, frame: Frame) {
+        match self {
+            AnyMedium::PointToPoint(m) => m.transmit(now, port, frame),
+        }
+    }
+
+    #[inline]
+    fn poll_timeout(&self, phase: Phase) -> Option<Instant> {
+        match self {
+            AnyMedium::PointToPoint(m) => m.poll_timeout(phase),
+        }
+    }
+
+    #[inline]
+    fn handle_timeout(&mut self, now: Instant, phase: Phase) {
+        match self {
+            AnyMedium::PointToPoint(m) => m.handle_timeout(now, phase),
+        }
+    }
+
+    #[inline]
+    fn poll_event(&mut self) -> Option<Event> {
+        match self {
+            AnyMedium::PointToPoint(m) => m.poll_event(),
+        }
+    }
+
+    fn stats(&self, port: Port) -> MediumStats {
+        match self {
+            AnyMedium::PointToPoint(m) => m.stats(port),
+        }
+    }
+}
+
 /// How a link damages the frames it delivers: with probability `p`, one
 /// byte at a uniform position is XORed with a uniform non-zero value. Only
 /// a frame of bytes can be damaged (real-payload runs).
@@ -138,60 +182,94 @@ pub struct PointToPoint {
     loss: LossModel,
     rng: Rng,
     corruption: Corruption,
-    /// The frame being serialised: when it finishes, and its length.
-    on_air: Option<(Instant, usize, Frame)>,
-    /// Frames propagating, in arrival order (the delay is constant).
-    propagating: VecDeque<(Instant, Frame)>,
+    /// Frames on the link in the order they were sent, each with when it
+    /// reaches the receiver; the last is still being serialised while
+    /// `sending` is set. Frames stay here from the transmitter to
+    /// the receiver, so that each moves in and out once.
+    frames: VecDeque<(Instant, Frame)>,
+    /// When the frame being serialised finishes, and its length.
+    sending: Option<(Instant, usize)>,
+    /// The last serialisation time computed, by frame length: most frames
+    /// are of a few lengths, and a division is slow.
+    last_transmission: (usize, Duration),
     /// The transmitter finished a frame and has not been told yet.
     sent: bool,
     /// Frames that reach the receiver by then have arrived; they leave
-    /// `propagating` as they are polled.
+    /// `frames` as they are polled.
     arrived_by: Instant,
     stats: MediumStats,
 }
 
 impl PointToPoint {
     pub fn new(bits_per_s: u64, delay: Duration, loss: LossModel, rng: Rng, corruption: Corruption) -> PointToPoint {
-        PointToPoint { bits_per_s, delay, loss, rng, corruption, on_air: None, propagating: VecDeque::new(), sent: false, arrived_by: Instant::ZERO, stats: MediumStats::default() }
+        PointToPoint {
+            bits_per_s,
+            delay,
+            loss,
+            rng,
+            corruption,
+            frames: VecDeque::new(),
+            sending: None,
+            last_transmission: (0, Duration::ZERO),
+            sent: false,
+            arrived_by: Instant::ZERO,
+            stats: MediumStats::default(),
+        }
     }
 
     /// The configured long-run loss rate.
     pub fn loss_rate(&self) -> f64 {
         self.loss.mean()
     }
+
+    /// How long `len` bytes take to serialise.
+    fn transmission(&mut self, len: usize) -> Duration {
+        if self.last_transmission.0 != len {
+            self.last_transmission = (len, Duration::transmission(len as u64, self.bits_per_s));
+        }
+        self.last_transmission.1
+    }
+
+    /// The frames that have left the transmitter.
+    fn propagating(&self) -> usize {
+        self.frames.len() - self.sending.is_some() as usize
+    }
 }
 
 impl Medium for PointToPoint {
     fn transmit(&mut self, now: Instant, port: Port, frame: Frame) {
-        debug_assert!(port == 0 && self.on_air.is_none() && !self.sent, "one transmitter, one frame at a time");
+        debug_assert!(port == 0 && self.sending.is_none() && !self.sent, "one transmitter, one frame at a time");
         let len = frame.wire_len();
-        let done = now + Duration::transmission(len as u64, self.bits_per_s);
-        self.on_air = Some((done, len, frame));
+        self.sending = Some((now + self.transmission(len), len));
+        self.frames.push_back((Instant::MAX, frame));
     }
 
     fn poll_timeout(&self, phase: Phase) -> Option<Instant> {
         match phase {
-            Phase::Departure => self.on_air.as_ref().map(|(t, _, _)| *t),
-            Phase::Arrival => self.propagating.front().map(|(t, _)| *t),
+            Phase::Departure => self.sending.map(|(done, _)| done),
+            Phase::Arrival if self.propagating() > 0 => self.frames.front().map(|(t, _)| *t),
+            Phase::Arrival => None,
         }
     }
 
     fn handle_timeout(&mut self, now: Instant, phase: Phase) {
         match phase {
             Phase::Departure => {
-                if self.on_air.as_ref().is_none_or(|(done, _, _)| *done > now) {
-                    return;
-                }
-                let (done, len, mut frame) = self.on_air.take().expect("checked above");
+                let Some((done, len)) = self.sending.filter(|&(done, _)| done <= now) else { return };
+                self.sending = None;
+                self.sent = true;
                 self.stats.transmitted += 1;
                 self.stats.transmitted_bytes += len as u64;
                 if self.loss.is_lost(&mut self.rng) {
                     self.stats.lost += 1;
-                } else {
-                    self.stats.corrupted += self.corruption.apply(&mut frame) as u64;
-                    self.propagating.push_back((done + self.delay, frame));
+                    self.frames.pop_back();
+                    return;
                 }
-                self.sent = true;
+                let (arrival, frame) = self.frames.back_mut().expect("the frame being sent");
+                *arrival = done + self.delay;
+                if self.corruption.p > 0.0 {
+                    self.stats.corrupted += self.corruption.apply(frame) as u64;
+                }
             }
             Phase::Arrival => self.arrived_by = now,
         }
@@ -201,10 +279,10 @@ impl Medium for PointToPoint {
         if std::mem::take(&mut self.sent) {
             return Some(Event::Sent { port: 0, outcome: Outcome::Sent });
         }
-        if self.propagating.front()?.0 > self.arrived_by {
+        if self.propagating() == 0 || self.frames.front()?.0 > self.arrived_by {
             return None;
         }
-        let (_, frame) = self.propagating.pop_front().expect("checked above");
+        let (_, frame) = self.frames.pop_front().expect("checked above");
         Some(Event::Received { port: 1, frame, addressed: true })
     }
 

@@ -3,7 +3,7 @@
 //! the flows' endpoints. Names no coding protocol.
 
 use crate::app::{Endpoint, FlowRecord, Schedule, TcpSink, TcpSource, UdpSink, UdpSource};
-use crate::medium::{Corruption, LossModel, Medium, PointToPoint, Port};
+use crate::medium::{AnyMedium, Corruption, LossModel, PointToPoint, Port};
 use crate::rng::{Purpose, Rng};
 use crate::routing::{FlowRoutes, NodeIndex, Topology, NO_ROUTE};
 use crate::scenario::{AppKind, FlowSpec, NodeId, Payloads, Scenario};
@@ -62,7 +62,7 @@ pub struct Network {
     pub nodes: Vec<Node>,
     pub labels: Vec<NodeId>,
     /// One point-to-point medium per direction of each link, in scenario order.
-    pub media: Vec<Box<dyn Medium>>,
+    pub media: Vec<AnyMedium>,
     /// Per medium: what each port is attached to (node, interface).
     pub ports: Vec<Vec<(usize, IfaceId)>>,
     /// Per node and interface: the medium it sends on, and its port there.
@@ -84,7 +84,7 @@ impl Network {
         let n = topology.labels.len();
 
         // Media: link i gives channels 2i (as written) and 2i + 1 (reversed).
-        let mut media: Vec<Box<dyn Medium>> = Vec::with_capacity(topology.channels.len());
+        let mut media: Vec<AnyMedium> = Vec::with_capacity(topology.channels.len());
         let mut losses = Vec::with_capacity(topology.channels.len());
         for (i, link) in spec.links.iter().enumerate() {
             for side in 0..2 {
@@ -96,7 +96,7 @@ impl Network {
                 };
                 losses.push(loss.mean());
                 let corruption = Corruption { p: link.corrupt, rng: Rng::stream(seed, Purpose::Corruption, c as u64) };
-                media.push(Box::new(PointToPoint::new(link.capacity.0, link.delay.0, loss, Rng::stream(seed, Purpose::LinkLoss, c as u64), corruption)));
+                media.push(AnyMedium::PointToPoint(PointToPoint::new(link.capacity.0, link.delay.0, loss, Rng::stream(seed, Purpose::LinkLoss, c as u64), corruption)));
             }
         }
 

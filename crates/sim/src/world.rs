@@ -14,7 +14,7 @@
 //! probe come before all of them.
 
 use crate::engine::{Slot, Timers};
-use crate::medium::{Event, Phase};
+use crate::medium::{Event, Medium, Phase};
 use crate::metrics::jain_index;
 use crate::network::{End, Network};
 use crate::result::{Counter, FlowSummary, LinkSummary, RunResult, Series};
@@ -272,19 +272,22 @@ impl Simulation {
     /// endpoints, and what those endpoints send in turn, until nothing is
     /// left (a loop, not a recursion: a burst of deliveries is long).
     fn drain_node(&mut self, n: usize) {
-        let now = self.now;
         loop {
-            if let Some((iface, frame)) = self.net.nodes[n].poll_transmit() {
-                let (m, port) = self.net.tx[n][iface];
-                self.net.media[m].transmit(now, port, frame);
-                self.rearm(Component::Departures(m));
-            } else if let Some(packet) = self.net.nodes[n].poll_delivery() {
-                self.deliver_to_host(n, packet);
-            } else {
-                break;
-            }
+            self.transmit_from(n);
+            let Some(packet) = self.net.nodes[n].poll_delivery() else { break };
+            self.deliver_to_host(n, packet);
         }
         self.rearm(Component::Node(n));
+    }
+
+    /// Hands the frames node `n` can send now to the media of their interfaces.
+    fn transmit_from(&mut self, n: usize) {
+        let now = self.now;
+        while let Some((iface, frame)) = self.net.nodes[n].poll_transmit(now) {
+            let (m, port) = self.net.tx[n][iface];
+            self.net.media[m].transmit(now, port, frame);
+            self.rearm(Component::Departures(m));
+        }
     }
 
     /// Node `n` delivered `packet` to its host: to the endpoint of its flow,
@@ -304,6 +307,9 @@ impl Simulation {
             let flow = &mut self.net.flows[f];
             let Some(packet) = flow.ends[e as usize].poll_transmit(now, &mut flow.record) else { break };
             self.net.nodes[n].handle_local(now, packet);
+            // Frames leave as they are made, so that the node's hop layer
+            // is asked for one after each packet, as after any input.
+            self.transmit_from(n);
         }
         self.rearm(Component::Endpoint(f, e));
     }

@@ -121,7 +121,7 @@ mod repeat {
             if let Some(frame) = self.again[id].pop_front() {
                 return Some(frame);
             }
-            let queued = iface.queue_mut().dequeue(now)?;
+            let queued = iface.dequeue(now)?;
             let copy = Copy { seq: self.next_seq[id], packet: queued.packet };
             self.next_seq[id] = self.next_seq[id].wrapping_add(1);
             let frame = Frame::message(Receivers::One(queued.next), Box::new(copy));

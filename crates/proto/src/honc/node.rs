@@ -519,7 +519,7 @@ impl HoncNode {
         ack.ack = ing.accepted;
         ack.flags = Flags::ACK;
         ack.window = (room >> state.window_scale).min(u16::MAX as u32) as u16;
-        self.to_ip.push_back(Packet::new(flow.dst, flow.src, Payload::Tcp(Box::new(ack))));
+        self.to_ip.push_back(Packet::new(flow.dst, flow.src, Payload::Tcp(ack)));
     }
 
     /// The flow's state, started with what its handshake settled.

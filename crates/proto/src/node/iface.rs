@@ -158,6 +158,13 @@ impl Interface {
         }
     }
 
+    /// Takes the queue's next packet to transmit.
+    pub fn dequeue(&mut self, now: Instant) -> Option<Queued> {
+        let next = self.queue.dequeue(now);
+        self.maybe_queued = !self.queue.is_empty();
+        next
+    }
+
     /// Whether the medium can take a frame from this interface now.
     pub fn is_ready(&self) -> bool {
         self.ready

@@ -69,15 +69,16 @@ pub trait HopLayer: Debug + Send + std::any::Any {
     }
 
     /// Whether `poll_frame` may have a frame for an interface whose queue is
-    /// empty: true for a layer that keeps queues of its own. The node does
-    /// not ask a layer that says no about interfaces with nothing queued.
+    /// empty: true for a layer that keeps queues of its own. The node asks
+    /// once, when it is built, and does not ask a layer that says no about
+    /// interfaces with nothing queued.
     fn holds_frames(&self) -> bool {
         false
     }
 
     /// Interface `id` can send: the frame to send now, if any.
     fn poll_frame(&mut self, now: Instant, _id: IfaceId, iface: &mut Interface) -> Option<Frame> {
-        iface.queue_mut().dequeue(now).map(|q| Frame::packet(q.next, q.packet))
+        iface.dequeue(now).map(|q| Frame::packet(q.next, q.packet))
     }
 
     /// What became of the last frame interface `id` sent.

@@ -14,7 +14,9 @@
 //! (frames for interfaces whose medium can take one) and `poll_delivery`
 //! (packets for the host), then re-arm the timer at `poll_timeout()`. Tell
 //! the node with `handle_sent` when an interface's medium can take its
-//! next frame; an interface starts ready.
+//! next frame; an interface starts ready. The hop layer is asked for a
+//! frame only when the driver polls, so it has seen everything an input
+//! brought before it decides what to send.
 
 mod iface;
 mod layer;
@@ -69,11 +71,15 @@ pub struct Node {
     ends: Vec<Box<dyn EndLayer>>,
     end_of: FxHashMap<FlowKey, usize>,
     hop: Box<dyn HopLayer>,
+    /// What `hop.holds_frames()` answered when the node was built.
+    hop_holds_frames: bool,
+    /// The first interface not yet offered a frame since the last input:
+    /// each input lets every interface that can send be asked once.
+    unoffered: IfaceId,
     deliveries: VecDeque<Packet>,
-    outbox: VecDeque<(IfaceId, Frame)>,
-    /// Set while the node moves frames and packets, so that what that
-    /// causes is picked up by the same pass rather than a nested one.
-    pumping: bool,
+    /// Set while the hop layer's packets are routed, so that what routing
+    /// causes is picked up by the same loop rather than a nested one.
+    routing_hop_packets: bool,
     stats: NodeStats,
 }
 
@@ -85,10 +91,11 @@ impl Node {
             routes: Routes::default(),
             ends: Vec::new(),
             end_of: FxHashMap::default(),
+            hop_holds_frames: hop.holds_frames(),
+            unoffered: 0,
             hop,
             deliveries: VecDeque::new(),
-            outbox: VecDeque::new(),
-            pumping: false,
+            routing_hop_packets: false,
             stats: NodeStats::default(),
         }
     }
@@ -157,33 +164,35 @@ impl Node {
             }
             None => self.route(now, packet),
         }
+        self.settle(now);
     }
 
     /// A frame arrived on interface `iface`, addressed to this node or overheard.
     pub fn handle_frame(&mut self, now: Instant, iface: IfaceId, frame: Frame, addressed: bool) {
-        let frame = match frame.parsed(&self.config.parsers, self.config.addr) {
-            Ok(f) => f,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
+        let frame = if let Body::Bytes { .. } = frame.body {
+            match frame.parsed(&self.config.parsers, self.config.addr) {
+                Ok(f) => f,
+                Err(_) => {
+                    self.stats.malformed += 1;
+                    return;
+                }
             }
+        } else {
+            frame
         };
-        // What the frame causes is moved by one pass, after it.
-        self.pumping = true;
-        if let Some(declined) = self.hop.handle_frame(now, iface, frame, addressed) {
-            if let (Body::Packet(packet), true) = (declined.body, addressed) {
+        if let Some(Frame { body: Body::Packet(packet), .. }) = self.hop.handle_frame(now, iface, frame, addressed) {
+            if addressed {
                 self.route(now, packet);
             }
         }
-        self.pumping = false;
-        self.pump(now);
+        self.settle(now);
     }
 
     /// Interface `iface`'s medium is done with its frame and can take the next.
     pub fn handle_sent(&mut self, now: Instant, iface: IfaceId, outcome: Outcome) {
         self.ifaces[iface].ready = true;
         self.hop.handle_sent(now, iface, outcome);
-        self.pump(now);
+        self.settle(now);
     }
 
     /// Called when `now >= poll_timeout()`, or at an earlier deadline that
@@ -198,15 +207,44 @@ impl Node {
                 self.drain_end(now, i);
             }
         }
-        self.pump(now);
+        self.settle(now);
     }
 
-    /// The next frame for a medium, with the interface it leaves by.
-    pub fn poll_transmit(&mut self) -> Option<(IfaceId, Frame)> {
-        self.outbox.pop_front()
+    /// The next frame for a medium, with the interface it leaves by: the hop
+    /// layer's choice for the next interface that can send and may have one.
+    /// After each input, every such interface is asked once, in order.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<(IfaceId, Frame)> {
+        while self.unoffered < self.ifaces.len() {
+            let id = self.unoffered;
+            self.unoffered += 1;
+            let iface = &mut self.ifaces[id];
+            if !iface.ready || !(self.hop_holds_frames || iface.maybe_queued) {
+                continue;
+            }
+            let Some(mut frame) = self.hop.poll_frame(now, id, iface) else {
+                self.ifaces[id].maybe_queued = false;
+                continue;
+            };
+            frame.transmitter = self.config.addr;
+            if self.config.real_payloads {
+                match frame.to_bytes() {
+                    Ok(f) => frame = f,
+                    Err(_) => {
+                        self.stats.unemitted += 1;
+                        continue;
+                    }
+                }
+            }
+            let iface = &mut self.ifaces[id];
+            iface.ready = false;
+            iface.stats.sent += 1;
+            return Some((id, frame));
+        }
+        None
     }
 
     /// The next packet for the host.
+    #[inline]
     pub fn poll_delivery(&mut self) -> Option<Packet> {
         self.deliveries.pop_front()
     }
@@ -280,46 +318,19 @@ impl Node {
         }
         self.stats.forwarded += 1;
         self.hop.handle_forward(now, packet, next, &mut self.ifaces[next.iface]);
-        if !self.pumping {
-            self.pump(now);
-        }
     }
 
-    /// Lets the hop layer move what it can: packets up to IP, and a frame
-    /// onto each interface whose medium can take one. Runs once per input
-    /// (a forwarded packet, a frame, an interface ready, a timeout), so a
-    /// hop layer sees what an input brought before it is asked for frames.
-    fn pump(&mut self, now: Instant) {
-        if std::mem::replace(&mut self.pumping, true) {
+    /// Ends an input: routes what the hop layer has for IP (a packet it
+    /// decoded or released may make it release more), and lets every
+    /// interface be offered a frame again.
+    fn settle(&mut self, now: Instant) {
+        self.unoffered = 0;
+        if std::mem::replace(&mut self.routing_hop_packets, true) {
             return;
         }
         while let Some(packet) = self.hop.poll_packet(now) {
             self.route(now, packet);
         }
-        let holds = self.hop.holds_frames();
-        for id in 0..self.ifaces.len() {
-            if !self.ifaces[id].ready || (!holds && !self.ifaces[id].maybe_queued) {
-                continue;
-            }
-            let Some(mut frame) = self.hop.poll_frame(now, id, &mut self.ifaces[id]) else {
-                self.ifaces[id].maybe_queued = false;
-                continue;
-            };
-            frame.transmitter = self.config.addr;
-            if self.config.real_payloads {
-                match frame.to_bytes() {
-                    Ok(f) => frame = f,
-                    Err(_) => {
-                        self.stats.unemitted += 1;
-                        continue;
-                    }
-                }
-            }
-            let iface = &mut self.ifaces[id];
-            iface.ready = false;
-            iface.stats.sent += 1;
-            self.outbox.push_back((id, frame));
-        }
-        self.pumping = false;
+        self.routing_hop_packets = false;
     }
 }

@@ -93,7 +93,7 @@ impl NcSink {
                     None => continue,
                 },
             };
-            self.to_transport.push_back(Packet::new(self.flow.src, self.flow.dst, Payload::Tcp(Box::new(segment))));
+            self.to_transport.push_back(Packet::new(self.flow.src, self.flow.dst, Payload::Tcp(segment)));
         }
         let ack = Ack { src_port: self.flow.dst_port, dst_port: self.flow.src_port, seen: self.decoder.first_unseen(), window: self.window_bytes };
         self.to_network.push_back(wire::packet(self.flow.dst, self.flow.src, Box::new(ack)));

@@ -127,7 +127,7 @@ impl NcSource {
         segment.ack = acked;
         segment.flags = Flags::ACK;
         segment.window = (ack.window as u64 >> self.window_scale).min(u16::MAX as u64) as u16;
-        Packet::new(self.flow.dst, self.flow.src, Payload::Tcp(Box::new(segment)))
+        Packet::new(self.flow.dst, self.flow.src, Payload::Tcp(segment))
     }
 }
 
@@ -152,14 +152,11 @@ impl EndLayer for NcSource {
     }
 
     fn handle_receive(&mut self, _now: Instant, packet: Packet) {
-        let packet = match packet.payload {
-            Payload::Other(m) => match m.downcast::<Ack>() {
-                Ok(ack) => self.translate(&ack),
-                Err(m) => Packet { payload: Payload::Other(m), ..packet },
-            },
-            _ => packet,
+        let translated = match &packet.payload {
+            Payload::Other(m) => m.downcast_ref::<Ack>().map(|ack| self.translate(ack)),
+            _ => None,
         };
-        self.to_transport.push_back(packet);
+        self.to_transport.push_back(translated.unwrap_or(packet));
     }
 
     fn poll_transmit(&mut self, _now: Instant) -> Option<Packet> {

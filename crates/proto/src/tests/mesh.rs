@@ -169,7 +169,7 @@ impl Mesh {
 
     fn drain(&mut self, n: usize) {
         let now = self.now;
-        while let Some((iface, mut frame)) = self.nodes[n].poll_transmit() {
+        while let Some((iface, mut frame)) = self.nodes[n].poll_transmit(now) {
             let p = self.tx[n][iface];
             let pipe = &mut self.pipes[p];
             let to = pipe.to.0;

@@ -70,7 +70,7 @@ impl Endpoint for TcpSource {
             }
         }
         record.packets_sent += 1;
-        Some(Packet::new(self.flow.src, self.flow.dst, Payload::Tcp(Box::new(segment))))
+        Some(Packet::new(self.flow.src, self.flow.dst, Payload::Tcp(segment)))
     }
 
     fn probe(&self) -> Option<(f64, f64)> {
@@ -132,6 +132,6 @@ impl Endpoint for TcpSink {
 
     fn poll_transmit(&mut self, now: Instant, _record: &mut FlowRecord) -> Option<Packet> {
         let ack = self.receiver.poll_transmit(now)?;
-        Some(Packet::new(self.flow.dst, self.flow.src, Payload::Tcp(Box::new(ack))))
+        Some(Packet::new(self.flow.dst, self.flow.src, Payload::Tcp(ack)))
     }
 }

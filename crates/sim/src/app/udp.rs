@@ -136,7 +136,7 @@ pub struct UdpSink;
 
 impl Endpoint for UdpSink {
     fn handle_packet(&mut self, now: Instant, packet: Packet, record: &mut FlowRecord) {
-        let Payload::Udp(d) = packet.payload else { return };
+        let Payload::Udp(d) = &packet.payload else { return };
         let len = d.data.len() as u64;
         let offset = match &d.data {
             Data::Virtual { offset, .. } => *offset,
