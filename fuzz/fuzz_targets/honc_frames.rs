@@ -31,7 +31,8 @@ fn same(x: &Frame, y: &Frame) -> bool {
                 Symbol::Real(b) => b.clone(),
                 Symbol::Virtual { .. } => panic!("a parsed frame has a virtual symbol"),
             };
-            (a.block, a.size, a.hop_seq, a.seed, bytes(&a.symbol)) == (b.block, b.size, b.hop_seq, b.seed, bytes(&b.symbol))
+            (a.block, a.size, a.hop_seq, a.seed, bytes(&a.symbol))
+                == (b.block, b.size, b.hop_seq, b.seed, bytes(&b.symbol))
         }
         (Frame::Ack(a), Frame::Ack(b)) => ack_key(a) == ack_key(b),
         _ => false,
@@ -47,7 +48,11 @@ fn emit(f: &Frame) -> Vec<u8> {
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let direct = Frame::parse(data);
 
-    let link = frame::Frame { transmitter: Ipv4Addr::new(10, 0, 0, 1), receivers: Receivers::All, body: Body::Bytes { kind: wire::KIND, bytes: Arc::from(data) } };
+    let link = frame::Frame {
+        transmitter: Ipv4Addr::new(10, 0, 0, 1),
+        receivers: Receivers::All,
+        body: Body::Bytes { kind: wire::KIND, bytes: Arc::from(data) },
+    };
     match (link.parsed(parsers(), Ipv4Addr::new(10, 0, 0, 2)), &direct) {
         (Ok(frame::Frame { body: Body::Message(m), .. }), Ok(f)) => {
             let g = m.downcast_ref::<Frame>().expect("the HONC kind parses to a HONC frame");

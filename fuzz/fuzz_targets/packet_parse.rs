@@ -115,12 +115,17 @@ fn round_trip(p: &Packet, input: &[u8], verify: bool) -> Vec<u8> {
     let len = p.wire_len();
     assert_eq!(p.received.as_deref(), Some(&input[..len]), "a parsed packet keeps the bytes it was parsed from");
     let as_received = p.emit().unwrap_or_else(|e| panic!("a received packet does not emit: {e}\n{p:?}"));
-    assert_eq!(blank_checksum(&as_received), blank_checksum(&input[..len]), "unchanged, it emits what it was parsed from");
+    assert_eq!(
+        blank_checksum(&as_received),
+        blank_checksum(&input[..len]),
+        "unchanged, it emits what it was parsed from"
+    );
 
     let mut hop = p.clone();
     hop.ttl = p.ttl.wrapping_sub(1);
     let forwarded = hop.emit().unwrap_or_else(|e| panic!("a forwarded packet does not emit: {e}\n{p:?}"));
-    let back = Packet::parse(&forwarded, parsers(), verify).unwrap_or_else(|e| panic!("a forwarded packet does not parse: {e}\n{p:?}"));
+    let back = Packet::parse(&forwarded, parsers(), verify)
+        .unwrap_or_else(|e| panic!("a forwarded packet does not parse: {e}\n{p:?}"));
     assert!(same(&hop, &back), "the packet changed on its way through a router:\n{hop:?}\n{back:?}");
     let mut expected = blank_checksum(&input[..len]);
     expected[8] = hop.ttl;
@@ -131,7 +136,8 @@ fn round_trip(p: &Packet, input: &[u8], verify: bool) -> Vec<u8> {
     let bytes = fresh.emit().unwrap_or_else(|e| panic!("a parsed packet does not emit afresh: {e}\n{p:?}"));
     assert_eq!(bytes.len(), fresh.wire_len());
     assert_eq!(bytes[9], fresh.protocol());
-    let back = Packet::parse(&bytes, parsers(), true).unwrap_or_else(|e| panic!("an emitted packet does not parse: {e}\n{p:?}"));
+    let back = Packet::parse(&bytes, parsers(), true)
+        .unwrap_or_else(|e| panic!("an emitted packet does not parse: {e}\n{p:?}"));
     assert!(same(p, &back), "the packet changed on its way through bytes:\n{p:?}\n{back:?}");
     let mut back = back;
     back.received = None;
@@ -149,7 +155,13 @@ fn wrap(rest: &[u8]) -> Vec<u8> {
     };
     let protocol = if selector >= 0x80 { selector } else { [6, 17, 253, 254][selector as usize % 4] };
     let payload = &payload[..payload.len().min(u16::MAX as usize - ipv4::HEADER_LEN)];
-    let header = ipv4::Repr { src: Ipv4Addr::new(10, 0, 0, 1), dst: Ipv4Addr::new(10, 0, 0, 2), protocol, ttl, payload_len: payload.len() };
+    let header = ipv4::Repr {
+        src: Ipv4Addr::new(10, 0, 0, 1),
+        dst: Ipv4Addr::new(10, 0, 0, 2),
+        protocol,
+        ttl,
+        payload_len: payload.len(),
+    };
     let mut bytes = vec![0; header.buffer_len()];
     header.emit(&mut bytes).expect("the header fits");
     bytes[ipv4::HEADER_LEN..].copy_from_slice(payload);
@@ -188,10 +200,18 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
 
     // The same bytes as a frame body: the frame checks transport checksums
     // only when the packet is for `local`.
-    let local = if verify && bytes.len() >= 20 { Ipv4Addr::new(bytes[16], bytes[17], bytes[18], bytes[19]) } else { Ipv4Addr::new(10, 9, 9, 9) };
+    let local = if verify && bytes.len() >= 20 {
+        Ipv4Addr::new(bytes[16], bytes[17], bytes[18], bytes[19])
+    } else {
+        Ipv4Addr::new(10, 9, 9, 9)
+    };
     let for_us = bytes.get(16..20).is_some_and(|d| d == local.octets());
     let kind = if mode & 0x20 != 0 { Kind::Ip(mode >> 6) } else { IP };
-    let frame = Frame { transmitter: Ipv4Addr::new(10, 0, 0, 1), receivers: Receivers::All, body: Body::Bytes { kind, bytes: Arc::from(&bytes[..]) } };
+    let frame = Frame {
+        transmitter: Ipv4Addr::new(10, 0, 0, 1),
+        receivers: Receivers::All,
+        body: Body::Bytes { kind, bytes: Arc::from(&bytes[..]) },
+    };
     let for_local = Packet::parse(&bytes, parsers(), for_us);
     match frame.parsed(parsers(), local) {
         Ok(Frame { body: Body::Packet(p), .. }) => {

@@ -7,7 +7,9 @@
 
 use ncmesh_proto::data::Data;
 use ncmesh_proto::params::Validate;
-use ncmesh_proto::tcp::{Connection, Flags, SackBlock, Segment, TcpConfig, TcpReceiver, TcpSender, Timestamps, Variant, MAX_SACK_BLOCKS};
+use ncmesh_proto::tcp::{
+    Connection, Flags, SackBlock, Segment, TcpConfig, TcpReceiver, TcpSender, Timestamps, Variant, MAX_SACK_BLOCKS,
+};
 use ncmesh_proto::{Duration, Instant};
 
 /// Reads the input front to back; past its end every read is zero.
@@ -66,7 +68,8 @@ fn arbitrary_segment(b: &mut Bytes, ports: (u16, u16), seq_base: u32, ack_base: 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let mut b = Bytes(data);
     let knobs = b.u8();
-    let variant = [Variant::Reno, Variant::NewReno, Variant::Sack, Variant::Vegas, Variant::Cubic][(knobs % 5) as usize];
+    let variant =
+        [Variant::Reno, Variant::NewReno, Variant::Sack, Variant::Vegas, Variant::Cubic][(knobs % 5) as usize];
     let config = TcpConfig {
         variant,
         sack: knobs & 0x08 != 0,
@@ -100,12 +103,16 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             // A segment of the peer's own, delivered (or lost, by the next bit).
             0 => {
                 let newest = action & 0x40 != 0;
-                if let Some(s) = if newest { to_sender.pop() } else { (!to_sender.is_empty()).then(|| to_sender.remove(0)) } {
+                if let Some(s) =
+                    if newest { to_sender.pop() } else { (!to_sender.is_empty()).then(|| to_sender.remove(0)) }
+                {
                     if action & 0x10 == 0 {
                         sender.handle_ack(now, &s);
                     }
                 }
-                if let Some(s) = if newest { to_receiver.pop() } else { (!to_receiver.is_empty()).then(|| to_receiver.remove(0)) } {
+                if let Some(s) =
+                    if newest { to_receiver.pop() } else { (!to_receiver.is_empty()).then(|| to_receiver.remove(0)) }
+                {
                     if action & 0x20 == 0 {
                         receiver.handle_segment(now, &s);
                     }
@@ -113,12 +120,22 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             }
             // An arbitrary ACK at the sender.
             1 => {
-                let s = arbitrary_segment(&mut b, (conn.remote_port, conn.local_port), conn.remote_isn, conn.local_isn.wrapping_add(sender.snd_una() as u32));
+                let s = arbitrary_segment(
+                    &mut b,
+                    (conn.remote_port, conn.local_port),
+                    conn.remote_isn,
+                    conn.local_isn.wrapping_add(sender.snd_una() as u32),
+                );
                 sender.handle_ack(now, &s);
             }
             // An arbitrary data segment at the receiver.
             2 => {
-                let s = arbitrary_segment(&mut b, (conn.local_port, conn.remote_port), conn.local_isn.wrapping_add(receiver.rcv_nxt() as u32), conn.remote_isn);
+                let s = arbitrary_segment(
+                    &mut b,
+                    (conn.local_port, conn.remote_port),
+                    conn.local_isn.wrapping_add(receiver.rcv_nxt() as u32),
+                    conn.remote_isn,
+                );
                 receiver.handle_segment(now, &s);
             }
             // The application closes, or offers more.
@@ -147,7 +164,11 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         to_sender.truncate(256);
 
         assert!(sender.poll_timeout().is_none_or(|t| t > now), "sender timer {:?} at {now:?}", sender.poll_timeout());
-        assert!(receiver.poll_timeout().is_none_or(|t| t > now), "receiver timer {:?} at {now:?}", receiver.poll_timeout());
+        assert!(
+            receiver.poll_timeout().is_none_or(|t| t > now),
+            "receiver timer {:?} at {now:?}",
+            receiver.poll_timeout()
+        );
         assert!(sender.snd_una() <= sender.snd_max());
         assert!(receiver.rcv_nxt() >= last_rcv_nxt);
         last_rcv_nxt = receiver.rcv_nxt();

@@ -38,7 +38,8 @@ fn through_ip(m: Box<dyn Message>) -> Box<dyn Message> {
     let p = wire::packet(A, B, m);
     let bytes = p.emit().unwrap_or_else(|e| panic!("a packet of a parsed message does not emit: {e}"));
     assert_eq!(bytes.len(), p.wire_len());
-    let back = Packet::parse(&bytes, parsers(), true).unwrap_or_else(|e| panic!("an emitted packet does not parse: {e}"));
+    let back =
+        Packet::parse(&bytes, parsers(), true).unwrap_or_else(|e| panic!("an emitted packet does not parse: {e}"));
     assert_eq!((back.src, back.dst), (A, B));
     match back.into_fields().payload {
         Payload::Other(m) => m,

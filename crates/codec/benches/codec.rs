@@ -60,7 +60,8 @@ impl Bench {
         rates.sort_by(f64::total_cmp);
         let mb_per_s = rates[2];
         println!("{imp:>12} {op:>18} {field:>6} g={g:<5} {mb_per_s:>10.1} MB/s");
-        self.rows.push(json!({"impl": imp, "op": op, "field": field, "g": g, "symbol_bytes": SYMBOL, "mb_per_s": mb_per_s}));
+        self.rows
+            .push(json!({"impl": imp, "op": op, "field": field, "g": g, "symbol_bytes": SYMBOL, "mb_per_s": mb_per_s}));
         mb_per_s
     }
 }
@@ -284,7 +285,11 @@ fn ncmesh_lt(b: &mut Bench, k: usize) {
     last["peeling_decoded_within_1_3k"] = json!(peel_within);
     println!(
         "{:>12} LT K={k}, 200 trials: mean overhead {:.3} ({:.3} peeling only), within 1.3K {:.1}% ({:.1}%)",
-        "", mean_overhead, peel_overhead, within * 100.0, peel_within * 100.0
+        "",
+        mean_overhead,
+        peel_overhead,
+        within * 100.0,
+        peel_within * 100.0
     );
 }
 

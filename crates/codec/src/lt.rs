@@ -605,7 +605,8 @@ impl Decoder {
         self.scratch = sources;
         self.elimination_due = self.received + columns.len() - decoder.rank();
         let before = self.decoded_count();
-        let undecoded: Vec<(usize, u32)> = columns.iter().copied().enumerate().filter(|&(_, i)| !self.decoded[i as usize]).collect();
+        let undecoded: Vec<(usize, u32)> =
+            columns.iter().copied().enumerate().filter(|&(_, i)| !self.decoded[i as usize]).collect();
         if let Some(all) = decoder.decoded_symbols() {
             // Complete: every source in one product, not one sum each.
             undecoded.iter().for_each(|&(c, i)| self.mark_decoded(i, all[c]));

@@ -268,7 +268,8 @@ fn reduce_gf2(basis: &mut Vec<Vec<u64>>, c: &[u8]) -> bool {
     for (j, &x) in c.iter().enumerate() {
         v[j / 64] |= u64::from(x) << (j % 64);
     }
-    let lead = |v: &[u64]| v.iter().enumerate().find(|(_, &w)| w != 0).map(|(k, w)| 64 * k + w.trailing_zeros() as usize);
+    let lead =
+        |v: &[u64]| v.iter().enumerate().find(|(_, &w)| w != 0).map(|(k, w)| 64 * k + w.trailing_zeros() as usize);
     for row in basis.iter() {
         let l = lead(row).unwrap();
         if v[l / 64] >> (l % 64) & 1 != 0 {
@@ -477,7 +478,11 @@ fn batches_agree_with_symbols_coded_one_at_a_time() {
                         for (row, got) in c.chunks_exact(g).zip(p.chunks_exact(s)) {
                             let mut want = vec![0; s];
                             encoder.encode(row, &mut want).unwrap();
-                            assert_eq!(got, &want[..], "{f:?} g={g} s={s} relay, generation {generation}, batch of {count}");
+                            assert_eq!(
+                                got,
+                                &want[..],
+                                "{f:?} g={g} s={s} relay, generation {generation}, batch of {count}"
+                            );
                         }
                     }
                     let mut decoder = relay.into_decoder();

@@ -407,7 +407,14 @@ impl Field {
 }
 
 /// `ys (+)= a xs`, adding to the outputs if `accumulate`.
-fn product(field: Field, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool, map: impl Fn(u8) -> &'static ByteMap) {
+fn product(
+    field: Field,
+    a: &[u8],
+    xs: &[&[u8]],
+    ys: &mut [&mut [u8]],
+    accumulate: bool,
+    map: impl Fn(u8) -> &'static ByteMap,
+) {
     assert_eq!(a.len(), xs.len() * ys.len(), "matmul: coefficient matrix has the wrong size");
     let Some(len) = ys.first().map(|y| y.len()) else { return };
     assert!(xs.iter().all(|x| x.len() == len) && ys.iter().all(|y| y.len() == len), "matmul: lengths differ");

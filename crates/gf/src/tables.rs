@@ -148,8 +148,7 @@ pub const fn build(q: u8) -> FieldTables {
     FieldTables { poly, exp, log, element, packed }
 }
 
-pub static TABLES: [FieldTables; 8] =
-    [build(1), build(2), build(3), build(4), build(5), build(6), build(7), build(8)];
+pub static TABLES: [FieldTables; 8] = [build(1), build(2), build(3), build(4), build(5), build(6), build(7), build(8)];
 
 /// The field isomorphism from GF(2^8)/0x11D to GF(2^8)/0x11B, the field GFNI's
 /// `gf2p8mulb` multiplies in, and its inverse. Lets the dot product use the

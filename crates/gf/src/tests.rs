@@ -27,7 +27,9 @@ fn every_isa_matches_scalar() {
             let y = bytes(len, 100 + case as u64);
             for field in (1..=8).map(|q| Field::new(q).unwrap()) {
                 for a in [2u8, 3, 0x1d, 0x8e, 0xff] {
-                    for m in [field.element_map(a), &TABLES[field.q as usize - 1].packed[(a & field.max_element()) as usize]] {
+                    for m in
+                        [field.element_map(a), &TABLES[field.q as usize - 1].packed[(a & field.max_element()) as usize]]
+                    {
                         let (mut want, mut got) = (y.clone(), y.clone());
                         (reference.map_xor)(m, &x, &mut want);
                         (k.map_xor)(m, &x, &mut got);
@@ -47,14 +49,17 @@ fn every_isa_matches_scalar() {
             for rows in [1usize, 3, 17] {
                 let xs: Vec<Vec<u8>> = (0..rows).map(|r| bytes(len, 7 * r as u64 + 5)).collect();
                 let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
-                let ms: Vec<&ByteMap> = (0..rows).map(|r| Field::GF256.element_map((r as u8).wrapping_mul(37).wrapping_add(1))).collect();
+                let ms: Vec<&ByteMap> =
+                    (0..rows).map(|r| Field::GF256.element_map((r as u8).wrapping_mul(37).wrapping_add(1))).collect();
                 let (mut want, mut got) = (y.clone(), y.clone());
                 (reference.map_xor_multi)(&ms, &xr, &mut want);
                 (k.map_xor_multi)(&ms, &xr, &mut got);
                 assert_eq!(want, got, "{:?} multi len {len} rows {rows}", k.isa);
 
                 for outputs in [1usize, 4, 6] {
-                    let maps: Vec<&ByteMap> = (0..outputs * rows).map(|i| Field::GF256.element_map((i as u8).wrapping_mul(91).wrapping_add(3))).collect();
+                    let maps: Vec<&ByteMap> = (0..outputs * rows)
+                        .map(|i| Field::GF256.element_map((i as u8).wrapping_mul(91).wrapping_add(3)))
+                        .collect();
                     let mut want: Vec<Vec<u8>> = (0..outputs).map(|o| bytes(len, 50 + o as u64)).collect();
                     let mut got = want.clone();
                     let mut want_refs: Vec<&mut [u8]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
@@ -146,11 +151,8 @@ fn symbol_ops_act_elementwise() {
             for a in 0..field.order().min(20) as u8 {
                 let mut got = y.clone();
                 field.symbol_axpy(a, &x, &mut got);
-                let want: Vec<u8> = unpack(field, &x)
-                    .iter()
-                    .zip(unpack(field, &y))
-                    .map(|(&xe, ye)| ye ^ field.mul(a, xe))
-                    .collect();
+                let want: Vec<u8> =
+                    unpack(field, &x).iter().zip(unpack(field, &y)).map(|(&xe, ye)| ye ^ field.mul(a, xe)).collect();
                 assert_eq!(unpack(field, &got), want, "{field:?} len {len} a={a}");
                 let mut scaled = y.clone();
                 field.symbol_scale(a, &mut scaled);
@@ -230,9 +232,7 @@ fn gf2_product_by_rows(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
 fn gf2_matmul_matches_row_sums_on_every_isa() {
     const OUTPUTS: [usize; 9] = [0, 1, 3, 4, 5, 17, 64, 65, 256];
     const INPUTS: [usize; 12] = [0, 1, 2, 3, 7, 8, 9, 63, 64, 65, 256, 300];
-    const LENGTHS: [usize; 18] = [
-        0, 1, 2, 3, 7, 15, 16, 31, 33, 63, 64, 65, 127, 128, 129, 257, 1500, 4096,
-    ];
+    const LENGTHS: [usize; 18] = [0, 1, 2, 3, 7, 15, 16, 31, 33, 63, 64, 65, 127, 128, 129, 257, 1500, 4096];
     const GUARD: usize = 7;
     let all = Kernels::available();
     let mut shapes = 0;
@@ -246,30 +246,23 @@ fn gf2_matmul_matches_row_sums_on_every_isa() {
                 shapes += 1;
                 let seed = (s * 1000 + t * 100 + u) as u64;
                 let xbuf = bytes(n * (len + GUARD) + GUARD, seed);
-                let xs: Vec<&[u8]> = xbuf[GUARD..]
-                    .chunks_exact(len + GUARD)
-                    .map(|c| &c[..len])
-                    .collect();
+                let xs: Vec<&[u8]> = xbuf[GUARD..].chunks_exact(len + GUARD).map(|c| &c[..len]).collect();
                 let raw = bytes(m * n, seed + 1);
                 let zero_one: Vec<u8> = raw.iter().map(|c| c & 1).collect();
                 let high_bits: Vec<u8> = raw.iter().map(|c| c | 0xfe).collect();
                 for (a, accumulate) in [(&zero_one, true), (&high_bits, true), (&zero_one, false)] {
                     let ybuf = bytes(m * (len + GUARD) + GUARD, seed + 2);
                     let mut want = ybuf.clone();
-                    let mut want_ys: Vec<&mut [u8]> = want[GUARD..]
-                        .chunks_exact_mut(len + GUARD)
-                        .map(|c| &mut c[..len])
-                        .collect();
+                    let mut want_ys: Vec<&mut [u8]> =
+                        want[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
                     if !accumulate {
                         want_ys.iter_mut().for_each(|y| y.fill(0));
                     }
                     gf2_product_by_rows(a, &xs, &mut want_ys);
                     for k in &all {
                         let mut got = ybuf.clone();
-                        let mut ys: Vec<&mut [u8]> = got[GUARD..]
-                            .chunks_exact_mut(len + GUARD)
-                            .map(|c| &mut c[..len])
-                            .collect();
+                        let mut ys: Vec<&mut [u8]> =
+                            got[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
                         kernels::gf2_matmul(k, a, &xs, &mut ys, accumulate);
                         assert!(
                             want == got,
@@ -411,7 +404,10 @@ fn gf2_sliced_and_direct_match_row_sums() {
                             got[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
                         order(&mut ys, o);
                         SlicedRows::new(&xs).expect("GFNI was detected").matmul_into(&a, &mut ys);
-                        assert!(want == got, "GF(2) product of {m} x {n} rows of {len} bytes from a kept form, order {o}");
+                        assert!(
+                            want == got,
+                            "GF(2) product of {m} x {n} rows of {len} bytes from a kept form, order {o}"
+                        );
                     }
                 }
             }
@@ -442,7 +438,8 @@ fn sliced_rows_are_replaced_in_whole_groups() {
         form.matmul_into(&a, &mut got.iter_mut().map(Vec::as_mut_slice).collect::<Vec<_>>());
         assert_eq!(want, got, "{m} x {n} rows of {len} bytes after replacing two groups");
         for (count, first) in [(5, 0), (8, 4), (n - n / 8 * 8 + 1, n / 8 * 8), (1, n)] {
-            let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| form.clone().set_rows(&rows[..count], first)));
+            let refused =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| form.clone().set_rows(&rows[..count], first)));
             assert!(refused.is_err(), "{count} rows from {first} of {n} were taken");
         }
     }
@@ -501,7 +498,11 @@ fn gf2_product_crossovers() {
             let kept = time(&|ys| form.matmul_into(&a, ys));
             let best = (0..3).min_by(|&i, &j| ns[i].total_cmp(&ns[j])).unwrap();
             let times: Vec<String> = products.iter().zip(&ns).map(|((name, _), t)| format!("{name} {t:8.0}")).collect();
-            println!("{n:4} inputs {m:4} outputs: {} ns; fastest {}; from a kept form {kept:8.0} ns", times.join("  "), products[best].0);
+            println!(
+                "{n:4} inputs {m:4} outputs: {} ns; fastest {}; from a kept form {kept:8.0} ns",
+                times.join("  "),
+                products[best].0
+            );
         }
     }
 }

@@ -39,7 +39,10 @@ pub enum Body {
     Message(Box<dyn Message>),
     /// The encoding of one of the above, in real-payload runs: IP for
     /// `Kind::Ip(_)` (any protocol number), else the message of that link kind.
-    Bytes { kind: Kind, bytes: Arc<[u8]> },
+    Bytes {
+        kind: Kind,
+        bytes: Arc<[u8]>,
+    },
 }
 
 /// The link kind of frames that carry IP.
@@ -83,7 +86,11 @@ impl Frame {
             }
             Body::Bytes { .. } => return Ok(self.clone()),
         };
-        Ok(Frame { transmitter: self.transmitter, receivers: self.receivers.clone(), body: Body::Bytes { kind, bytes: bytes.into() } })
+        Ok(Frame {
+            transmitter: self.transmitter,
+            receivers: self.receivers.clone(),
+            body: Body::Bytes { kind, bytes: bytes.into() },
+        })
     }
 
     /// The frame with a typed body, parsing bytes if it has them. A packet

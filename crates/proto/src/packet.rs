@@ -133,7 +133,13 @@ impl Packet {
             buf.copy_from_slice(bytes);
             return ipv4::forward(buf, self.ttl);
         }
-        let header = ipv4::Repr { src: self.src, dst: self.dst, protocol: self.protocol(), ttl: self.ttl, payload_len: self.wire_len() - ipv4::HEADER_LEN };
+        let header = ipv4::Repr {
+            src: self.src,
+            dst: self.dst,
+            protocol: self.protocol(),
+            ttl: self.ttl,
+            payload_len: self.wire_len() - ipv4::HEADER_LEN,
+        };
         header.emit(buf)?;
         let body = &mut buf[ipv4::HEADER_LEN..header.buffer_len()];
         match &self.payload {
@@ -160,7 +166,11 @@ impl Packet {
     }
 
     /// The packet without its bytes, and how many bytes it is.
-    fn parse_fields(bytes: &[u8], parsers: &Parsers, verify_transport: bool) -> Result<(PacketFields, usize), WireError> {
+    fn parse_fields(
+        bytes: &[u8],
+        parsers: &Parsers,
+        verify_transport: bool,
+    ) -> Result<(PacketFields, usize), WireError> {
         let view = ipv4::Packet::new_checked(bytes)?;
         let header = ipv4::Repr::parse(&view)?;
         let body = view.payload();
@@ -169,7 +179,10 @@ impl Packet {
             udp::PROTOCOL => Payload::Udp(Datagram::parse(body, header.src, header.dst, verify_transport)?),
             p => Payload::Other(parsers.parse(Kind::Ip(p), body)?),
         };
-        Ok((PacketFields { src: header.src, dst: header.dst, ttl: header.ttl, payload, received: None }, view.total_len()))
+        Ok((
+            PacketFields { src: header.src, dst: header.dst, ttl: header.ttl, payload, received: None },
+            view.total_len(),
+        ))
     }
 }
 
@@ -190,14 +203,27 @@ pub struct FlowKey {
 impl FlowKey {
     /// The same flow in the other direction: where a TCP flow's ACKs go.
     pub fn reversed(self) -> FlowKey {
-        FlowKey { src: self.dst, dst: self.src, protocol: self.protocol, src_port: self.dst_port, dst_port: self.src_port }
+        FlowKey {
+            src: self.dst,
+            dst: self.src,
+            protocol: self.protocol,
+            src_port: self.dst_port,
+            dst_port: self.src_port,
+        }
     }
 
     /// A 32-bit name for the flow, the same at every node, for protocols
     /// that report per-flow state to neighbours in little space.
     pub fn id(&self) -> u32 {
         let mut h: u64 = 0xCBF2_9CE4_8422_2325;
-        let bytes = self.src.octets().into_iter().chain(self.dst.octets()).chain([self.protocol]).chain(self.src_port.to_be_bytes()).chain(self.dst_port.to_be_bytes());
+        let bytes = self
+            .src
+            .octets()
+            .into_iter()
+            .chain(self.dst.octets())
+            .chain([self.protocol])
+            .chain(self.src_port.to_be_bytes())
+            .chain(self.dst_port.to_be_bytes());
         for b in bytes {
             h = (h ^ b as u64).wrapping_mul(0x0100_0000_01B3);
         }
@@ -369,7 +395,10 @@ mod tests {
         bytes[10..12].fill(0);
         let c = crate::wire::checksum::finish(crate::wire::checksum::sum(&bytes[..20]));
         bytes[10..12].copy_from_slice(&c.to_be_bytes());
-        assert_eq!(Packet::parse(&bytes, &Parsers::default(), false).unwrap_err(), WireError::Unknown { kind: "IP protocol 200".into() });
+        assert_eq!(
+            Packet::parse(&bytes, &Parsers::default(), false).unwrap_err(),
+            WireError::Unknown { kind: "IP protocol 200".into() }
+        );
     }
 
     #[test]

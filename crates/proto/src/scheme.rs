@@ -4,7 +4,7 @@
 //! schemes a driver knows; adding a protocol adds files and one line to
 //! `builtin.rs`, and edits no shared type.
 
-use crate::node::{EndLayer, HopLayer, InterfaceInfo, QueueDisc, DropTail};
+use crate::node::{DropTail, EndLayer, HopLayer, InterfaceInfo, QueueDisc};
 use crate::packet::{FlowKey, Kind, ParseFn, Parsers};
 use crate::params::{Invalid, KeyPath, Validate};
 use crate::tcp::TcpConfig;
@@ -147,7 +147,8 @@ impl<S: Scheme> DynScheme for Registered<S> {
         S::CODES_HOPS
     }
     fn parse_params(&self, table: toml::Value) -> Result<ParsedParams, Invalid> {
-        let params: S::Params = serde_path_to_error::deserialize(table).map_err(|e| Invalid::new(KeyPath::from_serde(e.path()), e.inner().message().trim()))?;
+        let params: S::Params = serde_path_to_error::deserialize(table)
+            .map_err(|e| Invalid::new(KeyPath::from_serde(e.path()), e.inner().message().trim()))?;
         params.validate()?;
         let table = toml::Value::try_from(&params).expect("parameters serialise");
         Ok(ParsedParams { value: Arc::new(params), table })
@@ -214,7 +215,12 @@ pub const NONE: &str = "none";
 impl Registry {
     /// A registry with no coding scheme and the DropTail queue.
     pub fn empty() -> Registry {
-        Registry { schemes: Vec::new(), queues: vec![QueueKind { name: "droptail", build: |capacity| Box::new(DropTail::new(capacity)) }], parsers: Arc::default(), kinds: Vec::new() }
+        Registry {
+            schemes: Vec::new(),
+            queues: vec![QueueKind { name: "droptail", build: |capacity| Box::new(DropTail::new(capacity)) }],
+            parsers: Arc::default(),
+            kinds: Vec::new(),
+        }
     }
 
     /// Adds scheme `S`.

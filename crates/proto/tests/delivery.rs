@@ -32,10 +32,19 @@ fn case() -> impl Strategy<Value = Case> {
     (
         (0..VARIANTS.len(), any::<bool>(), any::<bool>(), any::<bool>(), 1u32..10, 4u32..100),
         (0.0..0.2f64, 0.0..0.2f64, prop::option::of(1_000_000u64..20_000_000), any::<u64>()),
-        (1u64..300_000, 0u64..100_000, prop_oneof![Just(0u32), u32::MAX - 200_000..=u32::MAX, any::<u32>()], any::<u32>()),
+        (
+            1u64..300_000,
+            0u64..100_000,
+            prop_oneof![Just(0u32), u32::MAX - 200_000..=u32::MAX, any::<u32>()],
+            any::<u32>(),
+        ),
     )
         .prop_map(
-            |((v, sack, delayed_ack, timestamps, initial_cwnd, rcv_window), (lf, lr, rate, seed), (first, second, isn, peer_isn))| {
+            |(
+                (v, sack, delayed_ack, timestamps, initial_cwnd, rcv_window),
+                (lf, lr, rate, seed),
+                (first, second, isn, peer_isn),
+            )| {
                 Case {
                     variant: VARIANTS[v],
                     sack,

@@ -59,7 +59,12 @@ struct Spec {
 /// A coded hop of `rate` bit/s and `delay_ms`, losing `loss` of its frames
 /// and delaying each by up to `jitter_ms` more.
 fn lossy(rate: u64, delay_ms: u64, loss: f64, jitter_ms: u64) -> LinkSpec {
-    LinkSpec { loss, jitter: Duration::from_millis(jitter_ms), queue: 50, ..LinkSpec::new(rate, Duration::from_millis(delay_ms)) }
+    LinkSpec {
+        loss,
+        jitter: Duration::from_millis(jitter_ms),
+        queue: 50,
+        ..LinkSpec::new(rate, Duration::from_millis(delay_ms))
+    }
 }
 
 impl Spec {
@@ -76,9 +81,15 @@ impl Spec {
             b = b.link(i, i + 1, self.link);
         }
         if let Some(queue) = self.gateway {
-            b = b.link(self.hops, sink, LinkSpec { queue, coded: false, ..LinkSpec::new(100_000_000, Duration::from_millis(1)) });
+            b = b.link(
+                self.hops,
+                sink,
+                LinkSpec { queue, coded: false, ..LinkSpec::new(100_000_000, Duration::from_millis(1)) },
+            );
         }
-        b.flows = (0..self.flows).map(|f| FlowInfo { key: flow(f, sink), tcp: Some(TcpInfo { config: tcp(), isn: 0 }) }).collect();
+        b.flows = (0..self.flows)
+            .map(|f| FlowInfo { key: flow(f, sink), tcp: Some(TcpInfo { config: tcp(), isn: 0 }) })
+            .collect();
         b.real_payloads = self.real;
         b.parsers = Registry::builtin().parsers().clone();
         let params = self.params;
@@ -244,7 +255,10 @@ fn path_selection_moves_traffic_off_a_congested_hop() {
     b.flows = vec![FlowInfo { key, tcp: Some(TcpInfo { config: tcp(), isn: 0 }) }];
     b.parsers = Arc::new(Parsers::default());
     let mut mesh = b.build(1, |_, ctx| Honc::hop_layer(&params, ctx));
-    let hops = vec![NextHop { iface: mesh.iface_to(0, 1), neighbour: addr(1) }, NextHop { iface: mesh.iface_to(0, 2), neighbour: addr(2) }];
+    let hops = vec![
+        NextHop { iface: mesh.iface_to(0, 1), neighbour: addr(1) },
+        NextHop { iface: mesh.iface_to(0, 2), neighbour: addr(2) },
+    ];
     mesh.nodes[0].routes_mut().add_flow(key, hops);
     mesh.drop = Box::new(|from, to, _| (from, to) == (1, 0));
     let mut seq = 0;
@@ -272,7 +286,10 @@ fn path_selection_moves_traffic_off_a_congested_hop() {
     let half = taken[taken.len() / 2];
     let (via_1, via_2) = (carried.0 - half.0, carried.1 - half.1);
     assert!(via_2 > 1000 && via_1 * 20 < via_2, "second half: {via_1} frames by hop 1, {via_2} by hop 2");
-    assert!(h.cost(&key, mesh.now) < mesh.nodes[0].backlog(mesh.iface_to(0, 1)) as f64 / 100.0, "C_m^s follows the cheaper hop");
+    assert!(
+        h.cost(&key, mesh.now) < mesh.nodes[0].backlog(mesh.iface_to(0, 1)) as f64 / 100.0,
+        "C_m^s follows the cheaper hop"
+    );
 }
 
 #[test]
@@ -323,7 +340,10 @@ fn a_path_whose_cost_went_stale_is_used_again() {
     b.flows = vec![FlowInfo { key, tcp: Some(TcpInfo { config: tcp(), isn: 0 }) }];
     b.parsers = Arc::new(Parsers::default());
     let mut mesh = b.build(2, |_, ctx| Honc::hop_layer(&params, ctx));
-    let hops = vec![NextHop { iface: mesh.iface_to(0, 1), neighbour: addr(1) }, NextHop { iface: mesh.iface_to(0, 2), neighbour: addr(2) }];
+    let hops = vec![
+        NextHop { iface: mesh.iface_to(0, 1), neighbour: addr(1) },
+        NextHop { iface: mesh.iface_to(0, 2), neighbour: addr(2) },
+    ];
     mesh.nodes[0].routes_mut().add_flow(key, hops);
     for relay in [1, 2] {
         let iface = mesh.iface_to(relay, 3);

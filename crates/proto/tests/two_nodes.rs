@@ -50,8 +50,13 @@ impl Hosts {
         while let Some(d) = self.receiver.poll_delivery() {
             assert_eq!(d.offset, self.delivered, "deliveries are in order");
             match &d.data {
-                Data::Real(bytes) => self.wrong += bytes.iter().enumerate().filter(|&(i, &b)| b != stream_byte(d.offset + i as u64)).count() as u64,
-                Data::Virtual { offset, .. } => assert!(!self.real && *offset == d.offset, "virtual data names its place"),
+                Data::Real(bytes) => {
+                    self.wrong +=
+                        bytes.iter().enumerate().filter(|&(i, &b)| b != stream_byte(d.offset + i as u64)).count() as u64
+                }
+                Data::Virtual { offset, .. } => {
+                    assert!(!self.real && *offset == d.offset, "virtual data names its place")
+                }
             }
             self.delivered += d.data.len() as u64;
         }

@@ -14,7 +14,12 @@ use pyo3::types::PyBytes;
 mod sim;
 
 create_exception!(_native, CodecError, PyValueError, "Malformed input to a codec, or misuse of one.");
-create_exception!(_native, ScenarioError, PyValueError, "A scenario that cannot run: the message names the key, its line and what was expected.");
+create_exception!(
+    _native,
+    ScenarioError,
+    PyValueError,
+    "A scenario that cannot run: the message names the key, its line and what was expected."
+);
 
 /// The conversion of codec errors into Python exceptions.
 fn error(e: impl std::fmt::Display) -> PyErr {
@@ -164,17 +169,32 @@ impl Decoder {
     fn is_complete(&self) -> bool {
         self.0.is_complete()
     }
-    fn consume(&mut self, py: Python<'_>, coefficients: &Bound<'_, PyAny>, payload: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+    fn consume(
+        &mut self,
+        py: Python<'_>,
+        coefficients: &Bound<'_, PyAny>,
+        payload: &Bound<'_, PyAny>,
+    ) -> PyResult<&'static str> {
         let (c, p) = (View::new(coefficients)?, View::new(payload)?);
         py.allow_threads(|| self.0.consume(c.bytes(), p.bytes())).map(received).map_err(error)
     }
-    fn consume_systematic(&mut self, py: Python<'_>, index: usize, payload: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+    fn consume_systematic(
+        &mut self,
+        py: Python<'_>,
+        index: usize,
+        payload: &Bound<'_, PyAny>,
+    ) -> PyResult<&'static str> {
         let p = View::new(payload)?;
         py.allow_threads(|| self.0.consume_systematic(index, p.bytes())).map(received).map_err(error)
     }
     /// Consumes rows of `coefficients` (count x symbols) with rows of
     /// `payloads` (count x symbol_bytes); returns how many were innovative.
-    fn consume_batch(&mut self, py: Python<'_>, coefficients: &Bound<'_, PyAny>, payloads: &Bound<'_, PyAny>) -> PyResult<usize> {
+    fn consume_batch(
+        &mut self,
+        py: Python<'_>,
+        coefficients: &Bound<'_, PyAny>,
+        payloads: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
         let (c, p) = (View::new(coefficients)?, View::new(payloads)?);
         let (g, s) = (self.0.symbols(), self.0.symbol_bytes());
         let count = c.bytes().len() / g;
@@ -227,7 +247,12 @@ impl Decoder {
     /// `count` random combinations of what the decoder holds, drawn from
     /// `seed`: `(coefficients, payloads)`, row-major.
     #[pyo3(signature = (seed, count = 1))]
-    fn recode<'py>(&mut self, py: Python<'py>, seed: u64, count: usize) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    fn recode<'py>(
+        &mut self,
+        py: Python<'py>,
+        seed: u64,
+        count: usize,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         let (mut c, mut p) = (vec![0; count * self.0.symbols()], vec![0; count * self.0.symbol_bytes()]);
         let mut rng = SplitMix64::new(seed);
         py.allow_threads(|| self.0.recode_batch(&mut rng, &mut c, &mut p)).map_err(error)?;
@@ -279,7 +304,12 @@ impl SlidingDecoder {
     fn new(symbol_bytes: usize, q: u32) -> PyResult<Self> {
         Ok(SlidingDecoder(sliding::SlidingDecoder::new(field(q)?, symbol_bytes).map_err(error)?))
     }
-    fn consume(&mut self, start: u64, coefficients: &Bound<'_, PyAny>, payload: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+    fn consume(
+        &mut self,
+        start: u64,
+        coefficients: &Bound<'_, PyAny>,
+        payload: &Bound<'_, PyAny>,
+    ) -> PyResult<&'static str> {
         let (c, p) = (View::new(coefficients)?, View::new(payload)?);
         self.0.consume(start, c.bytes(), p.bytes()).map(received).map_err(error)
     }

@@ -5,7 +5,9 @@
 use crate::scenario_error;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::types::{Float64Type, UInt32Type, UInt64Type};
-use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, RecordBatchIterator, StringArray, UInt32Array, UInt64Array};
+use arrow_array::{
+    Array, ArrayRef, Float64Array, RecordBatch, RecordBatchIterator, StringArray, UInt32Array, UInt64Array,
+};
 use arrow_schema::{DataType, Field, Schema};
 use ncmesh_proto::Instant;
 use ncmesh_sim::result::{Column, Table as ColumnTable};
@@ -43,7 +45,11 @@ impl Simulation {
         let source = match format {
             "toml" => Source::Toml { text, origin },
             "json" => Source::Json { text, origin },
-            other => return Err(pyo3::exceptions::PyValueError::new_err(format!("format must be \"toml\" or \"json\", not {other:?}"))),
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "format must be \"toml\" or \"json\", not {other:?}"
+                )))
+            }
         };
         let scenario = Scenario::load(source, &overrides).map_err(scenario_error)?;
         Ok(Simulation { engine: Mutex::new(Some(Engine::new(&scenario))), scenario })
@@ -79,11 +85,17 @@ impl Simulation {
     /// `tables`, a dict of the result tables by name (flows, links, goodput,
     /// queues, cwnd, rtt) as [`Table`]s.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let engine = self.engine.lock().map_err(|_| PyRuntimeError::new_err("a previous run panicked"))?.take().ok_or_else(finished)?;
+        let engine = self
+            .engine
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("a previous run panicked"))?
+            .take()
+            .ok_or_else(finished)?;
         let (fairness, events, sim_time_s, batches) = py.allow_threads(|| {
             let result = engine.finish();
             let (fairness, events, sim_time_s) = (result.fairness, result.events, result.sim_time_s);
-            let batches: Vec<(&'static str, RecordBatch)> = result.into_tables().into_iter().map(|t| (t.name, record_batch(t))).collect();
+            let batches: Vec<(&'static str, RecordBatch)> =
+                result.into_tables().into_iter().map(|t| (t.name, record_batch(t))).collect();
             (fairness, events, sim_time_s, batches)
         });
         let tables = PyDict::new(py);
@@ -128,7 +140,10 @@ impl Table {
 
     /// The values of one column as a list; missing values are None.
     fn column<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyList>> {
-        let array = self.batch.column_by_name(name).ok_or_else(|| PyKeyError::new_err(format!("{}: no column {name:?}", self.name)))?;
+        let array = self
+            .batch
+            .column_by_name(name)
+            .ok_or_else(|| PyKeyError::new_err(format!("{}: no column {name:?}", self.name)))?;
         let any = array.as_any();
         if let Some(a) = any.downcast_ref::<UInt64Array>() {
             PyList::new(py, a.iter())
@@ -146,7 +161,11 @@ impl Table {
     /// The table as an Arrow C stream of one record batch, in a PyCapsule.
     /// A requested schema is not honoured: the columns keep their own types.
     #[pyo3(signature = (requested_schema = None))]
-    fn __arrow_c_stream__<'py>(&self, py: Python<'py>, requested_schema: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyCapsule>> {
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
         let reader = RecordBatchIterator::new([Ok(self.batch.clone())], self.batch.schema());
         let stream = FFI_ArrowArrayStream::new(Box::new(reader));
@@ -158,7 +177,12 @@ impl Table {
     }
 
     fn __repr__(&self) -> String {
-        format!("<ncmesh._native.Table {} with {} rows: {}>", self.name, self.batch.num_rows(), self.column_names().join(", "))
+        format!(
+            "<ncmesh._native.Table {} with {} rows: {}>",
+            self.name,
+            self.batch.num_rows(),
+            self.column_names().join(", ")
+        )
     }
 }
 
@@ -170,9 +194,15 @@ fn record_batch(table: ColumnTable) -> RecordBatch {
         .into_iter()
         .map(|(name, column)| {
             let (data_type, nullable, array): (DataType, bool, ArrayRef) = match column {
-                Column::U64(v) => (DataType::UInt64, false, Arc::new(arrow_array::PrimitiveArray::<UInt64Type>::from(v))),
-                Column::U32(v) => (DataType::UInt32, false, Arc::new(arrow_array::PrimitiveArray::<UInt32Type>::from(v))),
-                Column::F64(v) => (DataType::Float64, false, Arc::new(arrow_array::PrimitiveArray::<Float64Type>::from(v))),
+                Column::U64(v) => {
+                    (DataType::UInt64, false, Arc::new(arrow_array::PrimitiveArray::<UInt64Type>::from(v)))
+                }
+                Column::U32(v) => {
+                    (DataType::UInt32, false, Arc::new(arrow_array::PrimitiveArray::<UInt32Type>::from(v)))
+                }
+                Column::F64(v) => {
+                    (DataType::Float64, false, Arc::new(arrow_array::PrimitiveArray::<Float64Type>::from(v)))
+                }
                 Column::OptF64(v) => (DataType::Float64, true, Arc::new(Float64Array::from(v))),
                 Column::Str(v) => (DataType::Utf8, false, Arc::new(StringArray::from(v))),
             };

@@ -8,9 +8,9 @@ pub mod engine;
 pub mod medium;
 pub mod metrics;
 pub mod network;
+pub mod result;
 pub mod rng;
 pub mod routing;
-pub mod result;
 pub mod scenario;
 mod world;
 

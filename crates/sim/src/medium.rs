@@ -8,8 +8,8 @@
 //! reaches its receivers.
 
 use crate::rng::Rng;
-use ncmesh_proto::node::Outcome;
 use ncmesh_proto::frame::Body;
+use ncmesh_proto::node::Outcome;
 use ncmesh_proto::{Duration, Frame, Instant};
 use std::collections::VecDeque;
 use std::fmt::Debug;
@@ -314,7 +314,10 @@ mod tests {
         let mut queue: VecDeque<Frame> = (0..n).map(|_| frame(1000)).collect();
         link.transmit(Instant::ZERO, 0, queue.pop_front().unwrap());
         loop {
-            let next = [Phase::Departure, Phase::Arrival].into_iter().filter_map(|p| link.poll_timeout(p).map(|t| (t, p))).min_by_key(|&(t, p)| (t, p == Phase::Arrival));
+            let next = [Phase::Departure, Phase::Arrival]
+                .into_iter()
+                .filter_map(|p| link.poll_timeout(p).map(|t| (t, p)))
+                .min_by_key(|&(t, p)| (t, p == Phase::Arrival));
             let Some((t, phase)) = next else { break };
             link.handle_timeout(t, phase);
             while let Some(e) = link.poll_event() {
@@ -338,7 +341,8 @@ mod tests {
     fn back_to_back_frames_are_serialised_then_delayed() {
         let rng = Rng::stream(0, Purpose::LinkLoss, 0);
         let clean = Corruption { p: 0.0, rng: Rng::stream(0, Purpose::Corruption, 0) };
-        let mut link = PointToPoint::new(1_000_000, Duration::from_millis(100), LossModel::Bernoulli { p: 0.0 }, rng, clean);
+        let mut link =
+            PointToPoint::new(1_000_000, Duration::from_millis(100), LossModel::Bernoulli { p: 0.0 }, rng, clean);
         // 1000 bytes at 1 Mbit/s take 8 ms each; then 100 ms of propagation.
         assert_eq!(arrivals(&mut link, 3), vec![Instant(108_000_000), Instant(116_000_000), Instant(124_000_000)]);
         assert_eq!(link.stats(0).transmitted, 3);
@@ -347,7 +351,13 @@ mod tests {
 
     #[test]
     fn gilbert_elliott_long_run_loss_matches_its_stationary_mean() {
-        let mut model = LossModel::GilbertElliott { p_good_to_bad: 0.02, p_bad_to_good: 0.2, loss_good: 0.01, loss_bad: 0.6, bad: false };
+        let mut model = LossModel::GilbertElliott {
+            p_good_to_bad: 0.02,
+            p_bad_to_good: 0.2,
+            loss_good: 0.01,
+            loss_bad: 0.6,
+            bad: false,
+        };
         // pi_bad = 0.02 / 0.22; mean = pi_bad * 0.6 + (1 - pi_bad) * 0.01 = 0.0636...
         let expected = 0.02 / 0.22 * 0.6 + 0.2 / 0.22 * 0.01;
         assert!((model.mean() - expected).abs() < 1e-12);

@@ -7,7 +7,9 @@ use crate::medium::{AnyMedium, Corruption, LossModel, PointToPoint, Port};
 use crate::rng::{Purpose, Rng};
 use crate::routing::{FlowRoutes, NodeIndex, Topology, NO_ROUTE};
 use crate::scenario::{AppKind, FlowSpec, NodeId, Payloads, Scenario};
-use ncmesh_proto::node::{EndLayer, Forwarding, HopLayer, IfaceId, Interface, InterfaceInfo, NextHop, Node, NodeConfig};
+use ncmesh_proto::node::{
+    EndLayer, Forwarding, HopLayer, IfaceId, Interface, InterfaceInfo, NextHop, Node, NodeConfig,
+};
 use ncmesh_proto::scheme::{EndContext, FlowInfo, HopContext, TcpInfo, NONE};
 use ncmesh_proto::tcp::{self, Connection};
 use ncmesh_proto::wire::udp;
@@ -90,18 +92,33 @@ impl Network {
             for side in 0..2 {
                 let c = 2 * i + side;
                 let loss = match link.gilbert_elliott {
-                    Some(g) => LossModel::GilbertElliott { p_good_to_bad: g.p_good_to_bad, p_bad_to_good: g.p_bad_to_good, loss_good: g.loss_good, loss_bad: g.loss_bad, bad: false },
+                    Some(g) => LossModel::GilbertElliott {
+                        p_good_to_bad: g.p_good_to_bad,
+                        p_bad_to_good: g.p_bad_to_good,
+                        loss_good: g.loss_good,
+                        loss_bad: g.loss_bad,
+                        bad: false,
+                    },
                     None if side == 1 => LossModel::Bernoulli { p: link.reverse_loss.unwrap_or(link.loss) },
                     None => LossModel::Bernoulli { p: link.loss },
                 };
                 losses.push(loss.mean());
                 let corruption = Corruption { p: link.corrupt, rng: Rng::stream(seed, Purpose::Corruption, c as u64) };
-                media.push(AnyMedium::PointToPoint(PointToPoint::new(link.capacity.0, link.delay.0, loss, Rng::stream(seed, Purpose::LinkLoss, c as u64), corruption)));
+                media.push(AnyMedium::PointToPoint(PointToPoint::new(
+                    link.capacity.0,
+                    link.delay.0,
+                    loss,
+                    Rng::stream(seed, Purpose::LinkLoss, c as u64),
+                    corruption,
+                )));
             }
         }
 
         // Interfaces: one per link end, in the order of `topology.out`.
-        let hop_scheme = (spec.coding.scheme != NONE).then(|| registry.scheme(&spec.coding.scheme)).flatten().filter(|s| s.codes_hops());
+        let hop_scheme = (spec.coding.scheme != NONE)
+            .then(|| registry.scheme(&spec.coding.scheme))
+            .flatten()
+            .filter(|s| s.codes_hops());
         let hop_classes = spec.coding.hop_classes.clone().or_else(|| hop_scheme.and_then(|s| s.default_hop_classes()));
         let mut ports = vec![vec![(0, 0); 2]; media.len()];
         let mut tx = vec![Vec::new(); n];
@@ -128,7 +145,13 @@ impl Network {
         }
         for (c, &(from, to)) in topology.channels.iter().enumerate() {
             let (node, iface) = ports[c][0];
-            links.push(LinkEnd { from: topology.labels[from as usize], to: topology.labels[to as usize], class: spec.links[c / 2].class.clone().unwrap_or_default(), node, iface });
+            links.push(LinkEnd {
+                from: topology.labels[from as usize],
+                to: topology.labels[to as usize],
+                class: spec.links[c / 2].class.clone().unwrap_or_default(),
+                node,
+                iface,
+            });
         }
 
         // Flows: their keys, what their handshakes settle, and their routes.
@@ -147,7 +170,12 @@ impl Network {
                     dst_port: DESTINATION_PORT + (f / 50_000) as u16,
                 };
                 let mut isn = Rng::stream(seed, Purpose::Isn, f as u64);
-                let conn = Connection { local_port: key.src_port, remote_port: key.dst_port, local_isn: isn.next_u64() as u32, remote_isn: isn.next_u64() as u32 };
+                let conn = Connection {
+                    local_port: key.src_port,
+                    remote_port: key.dst_port,
+                    local_isn: isn.next_u64() as u32,
+                    remote_isn: isn.next_u64() as u32,
+                };
                 let tcp = is_tcp.then(|| TcpInfo { config: spec_flow.tcp.clone(), isn: conn.local_isn });
                 let routes = flow_routes(&topology, spec_flow, f as u32);
                 described.push((FlowInfo { key, tcp }, conn, spec_flow, routes, [src as usize, dst as usize]));
@@ -156,7 +184,8 @@ impl Network {
         let flow_infos: Vec<FlowInfo> = described.iter().map(|d| d.0.clone()).collect();
 
         // Nodes, with their hop layers.
-        let hop_nodes: Option<Vec<usize>> = spec.coding.hop_nodes.as_ref().map(|ids| ids.iter().map(|id| topology.index[id] as usize).collect());
+        let hop_nodes: Option<Vec<usize>> =
+            spec.coding.hop_nodes.as_ref().map(|ids| ids.iter().map(|id| topology.index[id] as usize).collect());
         let parsers = registry.parsers();
         let mut nodes: Vec<Node> = (0..n)
             .map(|node| {
@@ -202,7 +231,8 @@ impl Network {
                     let path_loss = 1.0 - path_delivery(&topology, &losses, &routes[0], ends);
                     let layer_seed = Rng::stream(seed, Purpose::Coding, f as u64).next_u64();
                     for (at_source, node) in [(true, ends[0]), (false, ends[1])] {
-                        let ctx = EndContext { flow: &info, at_source, path_loss, seed: layer_seed, real_payloads, parsers };
+                        let ctx =
+                            EndContext { flow: &info, at_source, path_loss, seed: layer_seed, real_payloads, parsers };
                         let layer: Option<Box<dyn EndLayer>> = s.end_layer(params, &ctx);
                         if let Some(layer) = layer {
                             nodes[node].add_end_layer(if at_source { key } else { key.reversed() }, layer);
@@ -220,10 +250,14 @@ impl Network {
                     Box::new(TcpSource::new(key, &spec_flow.tcp, conn, spec_flow.bytes, real_payloads)),
                     Box::new(TcpSink::new(key, &spec_flow.tcp, conn.reversed())),
                 ],
-                AppKind::Cbr => [Box::new(UdpSource::new(key, Schedule::cbr(spec_flow.packet_size, rate), real_payloads)), Box::new(UdpSink)],
+                AppKind::Cbr => [
+                    Box::new(UdpSource::new(key, Schedule::cbr(spec_flow.packet_size, rate), real_payloads)),
+                    Box::new(UdpSink),
+                ],
                 AppKind::OnOff => {
                     let rng = Rng::stream(seed, Purpose::Application, f as u64);
-                    let schedule = Schedule::on_off(spec_flow.packet_size, rate, spec_flow.on_time.0, spec_flow.off_time.0, rng);
+                    let schedule =
+                        Schedule::on_off(spec_flow.packet_size, rate, spec_flow.on_time.0, spec_flow.off_time.0, rng);
                     [Box::new(UdpSource::new(key, schedule, real_payloads)), Box::new(UdpSink)]
                 }
             };
@@ -248,14 +282,24 @@ fn flow_routes(topology: &Topology, flow: &FlowSpec, f: u32) -> [FlowRoutes; 2] 
     let (src, dst) = (topology.index[&flow.src], topology.index[&flow.dst]);
     match &flow.paths {
         Some(paths) => {
-            let there: Vec<Vec<NodeIndex>> = paths.iter().map(|p| p.iter().map(|n| topology.index[n]).collect()).collect();
+            let there: Vec<Vec<NodeIndex>> =
+                paths.iter().map(|p| p.iter().map(|n| topology.index[n]).collect()).collect();
             let back: Vec<Vec<NodeIndex>> = there.iter().map(|p| p.iter().rev().copied().collect()).collect();
-            [topology.multipath(f, &there).unwrap_or_else(|_| no_route()), topology.multipath(f, &back).unwrap_or_else(|_| no_route())]
+            [
+                topology.multipath(f, &there).unwrap_or_else(|_| no_route()),
+                topology.multipath(f, &back).unwrap_or_else(|_| no_route()),
+            ]
         }
         None => {
-            let path: Option<Vec<NodeIndex>> = flow.path.as_ref().map(|p| p.iter().map(|n| topology.index[n]).collect());
+            let path: Option<Vec<NodeIndex>> =
+                flow.path.as_ref().map(|p| p.iter().map(|n| topology.index[n]).collect());
             let back: Option<Vec<NodeIndex>> = path.as_ref().map(|p| p.iter().rev().copied().collect());
-            let route = |from, to, pinned: Option<&[NodeIndex]>| topology.route(f, from, to, pinned).map(|r| FlowRoutes::single(topology.table(&r))).unwrap_or_else(|_| no_route());
+            let route = |from, to, pinned: Option<&[NodeIndex]>| {
+                topology
+                    .route(f, from, to, pinned)
+                    .map(|r| FlowRoutes::single(topology.table(&r)))
+                    .unwrap_or_else(|_| no_route())
+            };
             [route(src, dst, path.as_deref()), route(dst, src, back.as_deref())]
         }
     }

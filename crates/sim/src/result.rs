@@ -245,7 +245,11 @@ impl LinkSummary {
 impl Counter {
     /// The counters table; columns in field order, named as the fields.
     pub fn table(rows: &[Counter]) -> Table {
-        Columns::new("counters", rows).add("node", |c| c.node).add("name", |c| c.name.clone()).add("value", |c| c.value).table
+        Columns::new("counters", rows)
+            .add("node", |c| c.node)
+            .add("name", |c| c.name.clone())
+            .add("value", |c| c.value)
+            .table
     }
 }
 
@@ -310,7 +314,16 @@ mod tests {
     }
 
     fn link() -> LinkSummary {
-        LinkSummary { from: 1, to: 2, class: "wireless".into(), transmitted: 1, transmitted_bytes: 2, lost: 3, corrupted: 5, dropped: 4 }
+        LinkSummary {
+            from: 1,
+            to: 2,
+            class: "wireless".into(),
+            transmitted: 1,
+            transmitted_bytes: 2,
+            lost: 3,
+            corrupted: 5,
+            dropped: 4,
+        }
     }
 
     /// The serialised field names, in order: a field added to a summary
@@ -353,7 +366,8 @@ mod tests {
         late.id = 2;
         late.completion_s = Some(9.5);
         let table = FlowSummary::table(&[flow(), late]);
-        let column = |name: &str| table.columns.iter().find(|(n, _)| *n == name).map(|(_, c)| c.clone()).expect("column");
+        let column =
+            |name: &str| table.columns.iter().find(|(n, _)| *n == name).map(|(_, c)| c.clone()).expect("column");
         assert_eq!(column("id"), Column::U32(vec![1, 2]));
         assert_eq!(column("completion_s"), Column::OptF64(vec![None, Some(9.5)]));
         assert_eq!(column("app"), Column::Str(vec!["bulk".into(), "bulk".into()]));

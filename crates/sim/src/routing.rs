@@ -104,7 +104,10 @@ impl Topology {
                 channels.push((from, to));
             }
         }
-        let statics = spec.static_routes().map(|r| ((index[&r.at], index[&r.to]), r.via.iter().map(|v| index[v]).collect())).collect();
+        let statics = spec
+            .static_routes()
+            .map(|r| ((index[&r.at], index[&r.to]), r.via.iter().map(|v| index[v]).collect()))
+            .collect();
         Topology { labels: nodes.to_vec(), index, out, channels, statics }
     }
 
@@ -134,12 +137,21 @@ impl Topology {
     /// node path; otherwise static routes apply where given, shortest paths
     /// elsewhere (ties to the neighbour listed first). `flow` picks among
     /// several static next hops.
-    pub fn route(&self, flow: u32, src: NodeIndex, dst: NodeIndex, pinned: Option<&[NodeIndex]>) -> Result<Vec<ChannelIndex>, String> {
+    pub fn route(
+        &self,
+        flow: u32,
+        src: NodeIndex,
+        dst: NodeIndex,
+        pinned: Option<&[NodeIndex]>,
+    ) -> Result<Vec<ChannelIndex>, String> {
         let name = |n: NodeIndex| self.labels[n as usize];
         if let Some(path) = pinned {
             return path
                 .windows(2)
-                .map(|w| self.channel(w[0], w[1]).ok_or_else(|| format!("nodes {} and {} on the path are not linked", name(w[0]), name(w[1]))))
+                .map(|w| {
+                    self.channel(w[0], w[1])
+                        .ok_or_else(|| format!("nodes {} and {} on the path are not linked", name(w[0]), name(w[1])))
+                })
                 .collect();
         }
         let dist = self.distances_to(dst);
@@ -157,10 +169,16 @@ impl Topology {
                     if here == u32::MAX {
                         return Err(format!("no route from node {} to node {}", name(at), name(dst)));
                     }
-                    self.out[at as usize].iter().find(|(v, _)| dist[*v as usize] == here - 1).expect("BFS leaves a closer neighbour").0
+                    self.out[at as usize]
+                        .iter()
+                        .find(|(v, _)| dist[*v as usize] == here - 1)
+                        .expect("BFS leaves a closer neighbour")
+                        .0
                 }
             };
-            hops.push(self.channel(at, next).ok_or_else(|| format!("static route at node {} names node {}, which is not a neighbour", name(at), name(next)))?);
+            hops.push(self.channel(at, next).ok_or_else(|| {
+                format!("static route at node {} names node {}, which is not a neighbour", name(at), name(next))
+            })?);
             at = next;
         }
         Ok(hops)
@@ -187,7 +205,12 @@ impl Topology {
         let mut candidates: Vec<Vec<(NodeIndex, ChannelIndex)>> = vec![Vec::new(); self.out.len()];
         for j in order {
             for w in paths[j].windows(2) {
-                let c = self.channel(w[0], w[1]).ok_or_else(|| format!("nodes {} and {} on the path are not linked", self.labels[w[0] as usize], self.labels[w[1] as usize]))?;
+                let c = self.channel(w[0], w[1]).ok_or_else(|| {
+                    format!(
+                        "nodes {} and {} on the path are not linked",
+                        self.labels[w[0] as usize], self.labels[w[1] as usize]
+                    )
+                })?;
                 let here = &mut candidates[w[0] as usize];
                 if !here.iter().any(|&(_, k)| k == c) {
                     here.push((w[1], c));
@@ -201,7 +224,11 @@ impl Topology {
             .into_iter()
             .enumerate()
             .filter(|(_, c)| c.len() > 1)
-            .map(|(node, c)| Branch { node: node as NodeIndex, next: c.iter().map(|&(n, _)| n).collect(), channels: c.iter().map(|&(_, k)| k).collect() })
+            .map(|(node, c)| Branch {
+                node: node as NodeIndex,
+                next: c.iter().map(|&(n, _)| n).collect(),
+                channels: c.iter().map(|&(_, k)| k).collect(),
+            })
             .collect();
         Ok(FlowRoutes { table, branches })
     }

@@ -122,7 +122,9 @@ impl Simulation {
         let probed_queues = match &spec.probes.queues {
             QueueProbe::All(true) => (0..net.media.len()).collect(),
             QueueProbe::All(false) => vec![],
-            QueueProbe::Links(links) => links.iter().filter_map(|[a, b]| net.links.iter().position(|l| (l.from, l.to) == (*a, *b))).collect(),
+            QueueProbe::Links(links) => {
+                links.iter().filter_map(|[a, b]| net.links.iter().position(|l| (l.from, l.to) == (*a, *b))).collect()
+            }
         };
         let layout = Layout::new(&net);
         let mut timers = Timers::new(layout.slots());
@@ -227,7 +229,8 @@ impl Simulation {
             Component::Stop(f) => return self.net.flows[f].ends[End::Source as usize].stop(now),
             Component::Probe => return self.probe(),
             Component::Departures(m) | Component::Arrivals(m) => {
-                let phase = if matches!(component, Component::Departures(_)) { Phase::Departure } else { Phase::Arrival };
+                let phase =
+                    if matches!(component, Component::Departures(_)) { Phase::Departure } else { Phase::Arrival };
                 self.net.media[m].handle_timeout(now, phase);
                 self.medium_events(m);
                 self.rearm(Component::Arrivals(m));
@@ -415,10 +418,27 @@ impl Simulation {
             .nodes
             .iter()
             .zip(&self.net.labels)
-            .flat_map(|(node, &label)| node.counters().into_iter().map(move |(name, value)| Counter { node: label, name: name.to_string(), value }))
+            .flat_map(|(node, &label)| {
+                node.counters().into_iter().map(move |(name, value)| Counter {
+                    node: label,
+                    name: name.to_string(),
+                    value,
+                })
+            })
             .collect();
         let fairness = jain_index(&flows.iter().map(|f| f.goodput_bps).collect::<Vec<_>>());
-        RunResult { flows, links, counters, goodput, queues: self.queues, cwnd: self.cwnd, rtt: self.rtt, fairness, events: self.events, sim_time_s: end.as_secs_f64() }
+        RunResult {
+            flows,
+            links,
+            counters,
+            goodput,
+            queues: self.queues,
+            cwnd: self.cwnd,
+            rtt: self.rtt,
+            fairness,
+            events: self.events,
+            sim_time_s: end.as_secs_f64(),
+        }
     }
 }
 

@@ -39,7 +39,10 @@ const CODING_PROTOCOLS: &[&str] = &["nc", "tcpnc", "honc", "cope"];
 #[test]
 fn workspace_crates_form_no_cycle() {
     let graph = crate_graph();
-    assert!(graph.edges.contains_key(&("ncmesh-sim".into(), "ncmesh-proto".into())), "the manifests were read: {graph:?}");
+    assert!(
+        graph.edges.contains_key(&("ncmesh-sim".into(), "ncmesh-proto".into())),
+        "the manifests were read: {graph:?}"
+    );
     if let Some(report) = graph.cycles() {
         panic!("the workspace's crates depend on each other in a cycle:\n{report}");
     }
@@ -115,7 +118,10 @@ fn the_scan_resolves_paths_and_skips_comments_strings_and_tests() {
     .map(path)
     .collect();
     assert_eq!(found, expected);
-    assert_eq!(words("TcpNcSource tcp_nc HONC Ipv4Addr ncmesh_proto"), ["tcp", "nc", "source", "tcp", "nc", "honc", "ipv4", "addr", "ncmesh", "proto"]);
+    assert_eq!(
+        words("TcpNcSource tcp_nc HONC Ipv4Addr ncmesh_proto"),
+        ["tcp", "nc", "source", "tcp", "nc", "honc", "ipv4", "addr", "ncmesh", "proto"]
+    );
 }
 
 // Crates.
@@ -132,14 +138,19 @@ fn crate_graph() -> Graph {
             manifests.insert(manifest, text);
         }
     }
-    let names: BTreeMap<&PathBuf, String> = manifests.iter().filter_map(|(path, text)| Some((path, package_name(text)?))).collect();
+    let names: BTreeMap<&PathBuf, String> =
+        manifests.iter().filter_map(|(path, text)| Some((path, package_name(text)?))).collect();
     let members: BTreeSet<&String> = names.values().collect();
     let mut graph = Graph::default();
     for (path, text) in &manifests {
         let Some(name) = names.get(path) else { continue };
         for (line, dependency) in dependencies(text) {
             if members.contains(&dependency) {
-                graph.add(name, &dependency, Site { file: format!("crates/{}/Cargo.toml", crate_dir_name(path)), line });
+                graph.add(
+                    name,
+                    &dependency,
+                    Site { file: format!("crates/{}/Cargo.toml", crate_dir_name(path)), line },
+                );
             }
         }
     }
@@ -156,7 +167,9 @@ fn package_name(manifest: &str) -> Option<String> {
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {
             in_package = line == "[package]";
-        } else if let (true, Some(value)) = (in_package, line.strip_prefix("name").map(str::trim_start).and_then(|l| l.strip_prefix('='))) {
+        } else if let (true, Some(value)) =
+            (in_package, line.strip_prefix("name").map(str::trim_start).and_then(|l| l.strip_prefix('=')))
+        {
             return Some(value.trim().trim_matches('"').to_string());
         }
     }
@@ -188,7 +201,8 @@ fn dependencies(manifest: &str) -> Vec<(usize, String)> {
 fn assert_no_module_cycle(tree: &SourceTree) {
     let (top, within) = tree.module_graphs();
     assert!(!top.edges.is_empty(), "the scan found no dependency between the modules of {}", tree.name);
-    let mut reports: Vec<String> = top.cycles().map(|r| format!("top-level modules of {}:\n{r}", tree.name)).into_iter().collect();
+    let mut reports: Vec<String> =
+        top.cycles().map(|r| format!("top-level modules of {}:\n{r}", tree.name)).into_iter().collect();
     for (dir, graph) in &within {
         if let Some(r) = graph.cycles() {
             reports.push(format!("submodules of {}::{dir}:\n{r}", tree.name));
@@ -201,7 +215,8 @@ fn assert_no_module_cycle(tree: &SourceTree) {
 /// the fixed list, and every module `builtin.rs` registers a scheme from.
 fn coding_protocols(proto: &SourceTree) -> BTreeSet<String> {
     let (top, _) = proto.module_graphs();
-    let registered = top.edges.keys().filter(|(from, to)| from == "builtin" && to != "scheme").map(|(_, to)| to.clone());
+    let registered =
+        top.edges.keys().filter(|(from, to)| from == "builtin" && to != "scheme").map(|(_, to)| to.clone());
     CODING_PROTOCOLS.iter().map(|w| w.to_string()).chain(registered).collect()
 }
 
@@ -263,7 +278,8 @@ struct SourceFile {
 impl SourceTree {
     /// Reads `crates/<name>/src` next to this crate.
     fn read(name: &'static str) -> SourceTree {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("crates/sim sits in crates/").join(name).join("src");
+        let src =
+            Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("crates/sim sits in crates/").join(name).join("src");
         let load = |path: &Path, module: Vec<String>| {
             let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
             let relative = path.strip_prefix(src.parent().unwrap()).unwrap_or(path).display().to_string();
@@ -273,14 +289,31 @@ impl SourceTree {
         let mut files = Vec::new();
         let mut modules = BTreeMap::new();
         for (module, declared_path) in declared_modules(&root.tokens) {
-            let file = src.join(declared_path.unwrap_or_else(|| if src.join(&module).is_dir() { format!("{module}/mod.rs") } else { format!("{module}.rs") }));
+            let file = src.join(declared_path.unwrap_or_else(|| {
+                if src.join(&module).is_dir() {
+                    format!("{module}/mod.rs")
+                } else {
+                    format!("{module}.rs")
+                }
+            }));
             // A module's children live in its file's directory (`x/mod.rs`) or beside it (`x.rs`, `x/`).
-            let children_dir = if file.file_name().is_some_and(|n| n == "mod.rs") { file.parent().unwrap().to_path_buf() } else { file.with_extension("") };
+            let children_dir = if file.file_name().is_some_and(|n| n == "mod.rs") {
+                file.parent().unwrap().to_path_buf()
+            } else {
+                file.with_extension("")
+            };
             let mut submodules = BTreeSet::new();
             files.push(load(&file, vec![module.clone()]));
             for child in rust_files(&children_dir).into_iter().filter(|c| *c != file) {
                 let mut path = vec![module.clone()];
-                path.extend(child.strip_prefix(&children_dir).unwrap().with_extension("").iter().map(|c| c.to_string_lossy().into_owned()));
+                path.extend(
+                    child
+                        .strip_prefix(&children_dir)
+                        .unwrap()
+                        .with_extension("")
+                        .iter()
+                        .map(|c| c.to_string_lossy().into_owned()),
+                );
                 if path.last().is_some_and(|l| l == "mod") {
                     path.pop();
                 }
@@ -295,14 +328,22 @@ impl SourceTree {
 
     fn file(&self, path_in_src: &str) -> &SourceFile {
         let path = format!("src/{path_in_src}");
-        self.files.iter().find(|f| f.path.replace('\\', "/") == path).unwrap_or_else(|| panic!("no {path} in {}", self.name))
+        self.files
+            .iter()
+            .find(|f| f.path.replace('\\', "/") == path)
+            .unwrap_or_else(|| panic!("no {path} in {}", self.name))
     }
 
     /// The graph of top-level modules, and of each directory's submodules.
     fn module_graphs(&self) -> (Graph, BTreeMap<String, Graph>) {
         let macros = self.exported_macros();
         let mut top = Graph::default();
-        let mut within: BTreeMap<String, Graph> = self.modules.iter().filter(|(_, subs)| !subs.is_empty()).map(|(m, _)| (m.clone(), Graph::default())).collect();
+        let mut within: BTreeMap<String, Graph> = self
+            .modules
+            .iter()
+            .filter(|(_, subs)| !subs.is_empty())
+            .map(|(m, _)| (m.clone(), Graph::default()))
+            .collect();
         for file in self.files.iter().filter(|f| !f.module.is_empty()) {
             for reference in references(&file.tokens, &file.module) {
                 let target = match reference.path.first().and_then(|first| macros.get(first)) {
@@ -318,7 +359,11 @@ impl SourceTree {
                 // Within one directory module: a file below its root, naming a sibling.
                 if let (Some(from), Some(to)) = (file.module.get(1), target.get(1)) {
                     if from != to && self.modules[&file.module[0]].contains(to) {
-                        within.get_mut(&file.module[0]).expect("a module with submodules has a graph").add(from, to, site());
+                        within.get_mut(&file.module[0]).expect("a module with submodules has a graph").add(
+                            from,
+                            to,
+                            site(),
+                        );
                     }
                 }
             }
@@ -335,7 +380,11 @@ impl SourceTree {
             for i in 0..t.len() {
                 let is = |k: usize, text: &str| t.get(i + k).is_some_and(|tok| tok.is(text));
                 if is(0, "#") && is(1, "[") && is(2, "macro_export") && is(3, "]") {
-                    if let Some(Kind::Ident(name)) = (i + 4..t.len()).find(|&k| t[k].is("macro_rules")).and_then(|k| t.get(k + 2)).map(|tok| &tok.kind) {
+                    if let Some(Kind::Ident(name)) = (i + 4..t.len())
+                        .find(|&k| t[k].is("macro_rules"))
+                        .and_then(|k| t.get(k + 2))
+                        .map(|tok| &tok.kind)
+                    {
                         macros.insert(name.clone(), file.module.clone());
                     }
                 }
@@ -414,13 +463,18 @@ fn references(tokens: &[Token], module: &[String]) -> Vec<Reference> {
         let token = &tokens[i];
         match &token.kind {
             Kind::Ident(w) if w == "mod" => {
-                if let (Some(Kind::Ident(name)), true) = (tokens.get(i + 1).map(|t| &t.kind), tokens.get(i + 2).is_some_and(|t| t.is("{"))) {
+                if let (Some(Kind::Ident(name)), true) =
+                    (tokens.get(i + 1).map(|t| &t.kind), tokens.get(i + 2).is_some_and(|t| t.is("{")))
+                {
                     inline.push((name.clone(), depth));
                     i += 2;
                     continue;
                 }
             }
-            Kind::Ident(w) if matches!(w.as_str(), "crate" | "super" | "self") && tokens.get(i + 1).is_some_and(|t| t.is("::")) => {
+            Kind::Ident(w)
+                if matches!(w.as_str(), "crate" | "super" | "self")
+                    && tokens.get(i + 1).is_some_and(|t| t.is("::")) =>
+            {
                 let (paths, next) = use_tree(tokens, i, Vec::new());
                 found.extend(paths.iter().map(|p| Reference { path: resolve(&here(), p), line: token.line }));
                 i = next;
@@ -509,7 +563,10 @@ fn is_whole_path(s: &str) -> bool {
 
 /// Exactly `#[cfg(test)]` at `tokens[i]`.
 fn is_cfg_test(tokens: &[Token], i: usize) -> bool {
-    ["#", "[", "cfg", "(", "test", ")", "]"].iter().enumerate().all(|(k, text)| tokens.get(i + k).is_some_and(|t| t.is(text)))
+    ["#", "[", "cfg", "(", "test", ")", "]"]
+        .iter()
+        .enumerate()
+        .all(|(k, text)| tokens.get(i + k).is_some_and(|t| t.is(text)))
 }
 
 /// The index after the item whose attributes start at `tokens[i]`: after
@@ -774,7 +831,8 @@ impl Graph {
             if reported.contains(node) || !self.reaches(node, node) {
                 continue;
             }
-            let group: Vec<&str> = nodes.iter().copied().filter(|&other| self.reaches(node, other) && self.reaches(other, node)).collect();
+            let group: Vec<&str> =
+                nodes.iter().copied().filter(|&other| self.reaches(node, other) && self.reaches(other, node)).collect();
             reported.extend(&group);
             let cycle = self.shortest_path(node, node).expect("the node reaches itself");
             report.push_str(&format!("  {} (of the group {})\n", cycle.join(" -> "), group.join(", ")));

@@ -44,12 +44,14 @@ fn lossless_end_to_end_coding_runs_at_the_payload_rate() {
 fn real_and_virtual_payloads_give_the_same_run() {
     for scheme in ["\"tcpnc-e2e\"", "\"tcpnc-hbh\""] {
         let virtual_ = run(LINK, &[("links.0.loss", "0.05"), ("coding.scheme", scheme), ("duration", "20")]);
-        let real = run(LINK, &[("links.0.loss", "0.05"), ("coding.scheme", scheme), ("duration", "20"), ("payloads", "\"real\"")]);
+        let real = run(
+            LINK,
+            &[("links.0.loss", "0.05"), ("coding.scheme", scheme), ("duration", "20"), ("payloads", "\"real\"")],
+        );
         assert_eq!(serde_json::to_string(&virtual_).unwrap(), serde_json::to_string(&real).unwrap(), "{scheme}");
         assert!(real.flows[0].delivered_bytes > 0);
     }
 }
-
 
 /// The chain 1-2-3: two copies of `LINK`.
 fn chain() -> String {
@@ -68,7 +70,12 @@ fn hop_by_hop_relays_repair_each_hop_and_keep_delay_low() {
     // bytes; the relays send 1.1/(1-p) per degree of freedom.
     let ceiling = 1e6 * 1000.0 / 1097.0 * 0.95 / 1.1;
     assert!(f.goodput_bps > 0.7 * ceiling, "{f:?}");
-    assert!(f.goodput_bps > 3.0 * plain.flows[0].goodput_bps, "hbh {} vs TCP {}", f.goodput_bps, plain.flows[0].goodput_bps);
+    assert!(
+        f.goodput_bps > 3.0 * plain.flows[0].goodput_bps,
+        "hbh {} vs TCP {}",
+        f.goodput_bps,
+        plain.flows[0].goodput_bps
+    );
     // Two 100 ms hops: decoding keeps pace, so delay stays near the path's.
     assert!(f.delay_mean_s < 0.5, "{f:?}");
 }

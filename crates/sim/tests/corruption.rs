@@ -18,7 +18,8 @@ fn corrupted(r: &RunResult) -> u64 {
 fn every_damaged_frame_is_refused_and_tcp_repairs_it() {
     // No other loss, and the flow stops early enough to drain: every frame
     // that leaves a node reaches the next.
-    let clean = [("link_class.hop.loss", "0"), ("link_class.hop.queue", "1000"), ("flows.0.stop", "30"), ("duration", "60")];
+    let clean =
+        [("link_class.hop.loss", "0"), ("link_class.hop.queue", "1000"), ("flows.0.stop", "30"), ("duration", "60")];
     // Damage on the middle link only, so that no packet is damaged twice.
     let r = run_named("chain-5hop", &[&clean[..], &[("payloads", "\"real\""), ("links.2.corrupt", "0.05")]].concat());
     let damaged = corrupted(&r);
@@ -47,7 +48,13 @@ fn coded_frames_damaged_on_the_air_are_reported() {
     for scheme in ["\"tcpnc-e2e\"", "\"tcpnc-hbh\"", "\"honc\""] {
         let r = run_named(
             "honc-single-path",
-            &[("duration", "120"), ("payloads", "\"real\""), ("coding.scheme", scheme), ("link_class.wireless.loss", "0.05"), ("link_class.wireless.corrupt", "0.02")],
+            &[
+                ("duration", "120"),
+                ("payloads", "\"real\""),
+                ("coding.scheme", scheme),
+                ("link_class.wireless.loss", "0.05"),
+                ("link_class.wireless.corrupt", "0.02"),
+            ],
         );
         let damaged = corrupted(&r);
         let refused = total(&r, "malformed");
@@ -62,6 +69,8 @@ fn coded_frames_damaged_on_the_air_are_reported() {
 fn damage_needs_real_payloads() {
     let err = load(&scenario_text("chain-5hop"), &[("link_class.hop.corrupt", "0.01")]).unwrap_err().to_string();
     assert!(err.contains("corrupt") && err.contains("payloads = \"real\""), "{err}");
-    let err = load(&scenario_text("chain-5hop"), &[("payloads", "\"real\""), ("link_class.hop.corrupt", "1.5")]).unwrap_err().to_string();
+    let err = load(&scenario_text("chain-5hop"), &[("payloads", "\"real\""), ("link_class.hop.corrupt", "1.5")])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("corrupt") && err.contains("[0, 1]"), "{err}");
 }

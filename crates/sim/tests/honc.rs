@@ -7,11 +7,7 @@ use ncmesh_proto::honc::FRAME_HEADER_BYTES;
 use ncmesh_sim::RunResult;
 
 fn honc(loss: &str, duration: &str, extra: &[(&str, &str)]) -> RunResult {
-    let mut o = vec![
-        ("coding.scheme", "\"honc\""),
-        ("link_class.wireless.loss", loss),
-        ("duration", duration),
-    ];
+    let mut o = vec![("coding.scheme", "\"honc\""), ("link_class.wireless.loss", loss), ("duration", duration)];
     o.extend_from_slice(extra);
     run_named("honc-single-path", &o)
 }
@@ -69,10 +65,7 @@ fn goodput_follows_the_per_hop_bound_as_loss_grows() {
 fn real_and_virtual_payloads_give_the_same_run() {
     let virtual_ = honc("0.2", "60", &[]);
     let real = honc("0.2", "60", &[("payloads", "\"real\"")]);
-    assert_eq!(
-        serde_json::to_string(&virtual_).unwrap(),
-        serde_json::to_string(&real).unwrap()
-    );
+    assert_eq!(serde_json::to_string(&virtual_).unwrap(), serde_json::to_string(&real).unwrap());
     assert!(total(&real) > 0.0);
     assert!(real.flows.iter().all(|f| f.corrupt_bytes == 0));
     assert!(real.counters.iter().all(|c| c.name != "malformed" || c.value == 0), "every decoded packet parses");
@@ -83,19 +76,8 @@ fn a_fixed_loss_estimate_changes_the_redundancy() {
     // Fig. 6: overestimating p sends more redundancy than the hop needs.
     let estimated = honc("0.2", "200", &[]);
     let over = honc("0.2", "200", &[("coding.honc.fixed_loss", "0.5")]);
-    let sent = |r: &RunResult| {
-        r.links
-            .iter()
-            .find(|l| (l.from, l.to) == (1, 3))
-            .unwrap()
-            .transmitted
-    };
-    assert!(
-        total(&over) < total(&estimated),
-        "{} vs {}",
-        total(&over),
-        total(&estimated)
-    );
+    let sent = |r: &RunResult| r.links.iter().find(|l| (l.from, l.to) == (1, 3)).unwrap().transmitted;
+    assert!(total(&over) < total(&estimated), "{} vs {}", total(&over), total(&estimated));
     assert!(sent(&over) > 0 && sent(&estimated) > 0);
 }
 
@@ -109,9 +91,7 @@ fn honc_parameters_are_validated() {
         ("coding.honc.l", "0"),
     ] {
         let text = scenario_text("honc-single-path");
-        let err = load(&text, &[("coding.scheme", "\"honc\""), (key, value)])
-            .expect_err(key)
-            .to_string();
+        let err = load(&text, &[("coding.scheme", "\"honc\""), (key, value)]).expect_err(key).to_string();
         assert!(err.contains(key), "{key}: {err}");
     }
 }
@@ -131,36 +111,15 @@ fn table() {
     // Figs. 6 and 7 at P_e = 0.35, 1000 s each.
     for fixed in ["0.1", "0.2", "0.3", "0.35", "0.4", "0.5", "0.6"] {
         let r = honc("0.35", "1000", &[("coding.honc.fixed_loss", fixed)]);
-        println!(
-            "fixed_loss {fixed}: goodput {:.1} kbit/s, delay {:.3} s",
-            total(&r) / 1e3,
-            mean_delay(&r)
-        );
+        println!("fixed_loss {fixed}: goodput {:.1} kbit/s, delay {:.3} s", total(&r) / 1e3, mean_delay(&r));
     }
     for fixed in ["0.025", "0.05", "0.1", "0.2", "0.4"] {
         let r = honc("0.35", "1000", &[("coding.honc.fixed_delay", fixed)]);
-        println!(
-            "fixed_delay {fixed}: goodput {:.1} kbit/s, delay {:.3} s",
-            total(&r) / 1e3,
-            mean_delay(&r)
-        );
+        println!("fixed_delay {fixed}: goodput {:.1} kbit/s, delay {:.3} s", total(&r) / 1e3, mean_delay(&r));
     }
-    for (rounding, retransmit) in [
-        ("ceil", "paper"),
-        ("floor", "paper"),
-        ("ceil", "deficit"),
-        ("floor", "deficit"),
-    ] {
+    for (rounding, retransmit) in [("ceil", "paper"), ("floor", "paper"), ("ceil", "deficit"), ("floor", "deficit")] {
         let (a, b) = (format!("\"{rounding}\""), format!("\"{retransmit}\""));
-        let r = honc(
-            "0.35",
-            "10000",
-            &[("coding.honc.rounding", &a), ("coding.honc.retransmit", &b)],
-        );
-        println!(
-            "{rounding}/{retransmit}: goodput {:.1} kbit/s, delay {:.3} s",
-            total(&r) / 1e3,
-            mean_delay(&r)
-        );
+        let r = honc("0.35", "10000", &[("coding.honc.rounding", &a), ("coding.honc.retransmit", &b)]);
+        println!("{rounding}/{retransmit}: goodput {:.1} kbit/s, delay {:.3} s", total(&r) / 1e3, mean_delay(&r));
     }
 }

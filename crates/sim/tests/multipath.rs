@@ -114,8 +114,11 @@ fn a_repeated_node_or_wrong_ends_are_refused() {
 #[test]
 fn paths_that_could_loop_together_are_refused() {
     // 1-2-3-4 and 1-3-2-4 cross 2 and 3 in opposite orders.
-    let text = edit("[[links]]\nbetween = [1, 2]", "[[links]]\nbetween = [2, 3]\nclass = \"wireless\"\n[[links]]\nbetween = [1, 2]")
-        .replace("paths = [[1, 2, 4], [1, 3, 4]]", "paths = [[1, 2, 3, 4], [1, 3, 2, 4]]");
+    let text = edit(
+        "[[links]]\nbetween = [1, 2]",
+        "[[links]]\nbetween = [2, 3]\nclass = \"wireless\"\n[[links]]\nbetween = [1, 2]",
+    )
+    .replace("paths = [[1, 2, 4], [1, 3, 4]]", "paths = [[1, 2, 3, 4], [1, 3, 2, 4]]");
     let (key, line, message) = refused(&text);
     assert_eq!((key.as_str(), line), ("flows[0].paths[1]", Some(29)));
     assert!(message.contains("could loop"), "{message}");

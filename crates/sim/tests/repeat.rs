@@ -152,7 +152,14 @@ mod repeat {
 
         fn hop_layer(params: &RepeatParams, ctx: &HopContext<'_>) -> Option<Box<dyn HopLayer>> {
             let n = ctx.interfaces.len();
-            Some(Box::new(Repeat { copies: params.copies, next_seq: vec![0; n], again: vec![VecDeque::new(); n], newest: HashMap::new(), to_ip: VecDeque::new(), duplicates: 0 }))
+            Some(Box::new(Repeat {
+                copies: params.copies,
+                next_seq: vec![0; n],
+                again: vec![VecDeque::new(); n],
+                newest: HashMap::new(),
+                to_ip: VecDeque::new(),
+                duplicates: 0,
+            }))
         }
 
         fn messages() -> Vec<(Kind, ParseFn)> {
@@ -194,12 +201,20 @@ fn every_packet_crosses_each_hop_twice_and_arrives_once() {
     let plain = run(&[("coding.scheme", "\"none\"")]);
     // Two lossless 1 Mbit/s hops: each frame is sent twice, so the flow gets half the rate.
     let (f, p) = (&r.flows[0], &plain.flows[0]);
-    assert!(f.goodput_bps > 0.4 * p.goodput_bps && f.goodput_bps < 0.55 * p.goodput_bps, "{} vs {}", f.goodput_bps, p.goodput_bps);
+    assert!(
+        f.goodput_bps > 0.4 * p.goodput_bps && f.goodput_bps < 0.55 * p.goodput_bps,
+        "{} vs {}",
+        f.goodput_bps,
+        p.goodput_bps
+    );
     // Every second copy that arrived was a duplicate, and none reached TCP;
     // the run ends with a few copies still on the air.
     let sent: u64 = r.links.iter().map(|l| l.transmitted).sum();
     let duplicates = counter(&r, "repeat_duplicates");
-    assert!(duplicates <= sent / 2 && duplicates + 4 * r.links.len() as u64 >= sent / 2, "{duplicates} duplicates of {sent} frames");
+    assert!(
+        duplicates <= sent / 2 && duplicates + 4 * r.links.len() as u64 >= sent / 2,
+        "{duplicates} duplicates of {sent} frames"
+    );
     assert_eq!((f.retransmits, f.timeouts), (0, 0));
 }
 

@@ -109,7 +109,9 @@ fn syntax_errors_have_a_line() {
 
 #[test]
 fn overrides_reach_classes_and_indexed_links() {
-    let s = common::load(GOOD, &[("link_class.radio.loss", "0.2"), ("links.1.queue", "7"), ("tcp.variant", "\"vegas\"")]).unwrap();
+    let s =
+        common::load(GOOD, &[("link_class.radio.loss", "0.2"), ("links.1.queue", "7"), ("tcp.variant", "\"vegas\"")])
+            .unwrap();
     assert_eq!(s.spec.links[0].loss, 0.2, "the class value reaches links without their own");
     assert_eq!(s.spec.links[1].loss, 0.1, "a link's own value wins over its class");
     assert_eq!(s.spec.links[1].queue, 7);

@@ -501,7 +501,12 @@ impl Decoder {
 
     /// Writes a random combination of the received symbols, expressed over
     /// the source symbols: what a relay forwards without decoding.
-    pub fn recode(&mut self, rng: &mut SplitMix64, coefficients: &mut [u8], payload: &mut [u8]) -> Result<(), CodecError> {
+    pub fn recode(
+        &mut self,
+        rng: &mut SplitMix64,
+        coefficients: &mut [u8],
+        payload: &mut [u8],
+    ) -> Result<(), CodecError> {
         self.recode_batch(rng, coefficients, payload)
     }
 
@@ -512,7 +517,12 @@ impl Decoder {
     /// `count x rank x (symbols + symbol_bytes)`. A complete one decodes
     /// once and then encodes from the decoded symbols, which costs exactly
     /// what an [`Encoder`](super::Encoder) does.
-    pub fn recode_batch(&mut self, rng: &mut SplitMix64, coefficients: &mut [u8], payloads: &mut [u8]) -> Result<(), CodecError> {
+    pub fn recode_batch(
+        &mut self,
+        rng: &mut SplitMix64,
+        coefficients: &mut [u8],
+        payloads: &mut [u8],
+    ) -> Result<(), CodecError> {
         let (g, s, r) = (self.symbols, self.symbol_bytes, self.rank);
         if r == 0 {
             return Err(CodecError::NothingToRecode);
@@ -595,7 +605,13 @@ fn nonzero_bits(bytes: &[u8]) -> u64 {
 /// rows without a pivot are never read, so the pivot is cleared from every
 /// row in one pass with a mask, which vectorizes, rather than from the
 /// rows with a pivot alone.
-fn insert_words<const N: usize>(rows: &mut [u8], older: &[u64], symbols: usize, arrived: &[u8], weight: Option<usize>) -> Option<usize> {
+fn insert_words<const N: usize>(
+    rows: &mut [u8],
+    older: &[u64],
+    symbols: usize,
+    arrived: &[u8],
+    weight: Option<usize>,
+) -> Option<usize> {
     let mut new = [0u64; N];
     for (word, elements) in new.iter_mut().zip(arrived.chunks(64)) {
         *word = nonzero_bits(elements);
@@ -639,7 +655,13 @@ fn insert_words<const N: usize>(rows: &mut [u8], older: &[u64], symbols: usize, 
 /// anything is left, clears its pivot from them and returns the pivot.
 /// Rows are `width` bytes apart and `scratch.len()` of their bytes are in
 /// use, which is `8 * N` unless `N` is 0: a known length unrolls the loops.
-fn reduce_binary<const N: usize>(rows: &mut [u8], width: usize, older: &[u64], scratch: &mut [u8], symbols: usize) -> Option<usize> {
+fn reduce_binary<const N: usize>(
+    rows: &mut [u8],
+    width: usize,
+    older: &[u64],
+    scratch: &mut [u8],
+    symbols: usize,
+) -> Option<usize> {
     let used = if N > 0 { 8 * N } else { scratch.len() };
     let scratch = &mut scratch[..used];
     // Every row is zero at the other pivot columns, so reducing by one row
@@ -709,12 +731,22 @@ impl Recoder {
     }
 
     /// See [`Decoder::recode`].
-    pub fn recode(&mut self, rng: &mut SplitMix64, coefficients: &mut [u8], payload: &mut [u8]) -> Result<(), CodecError> {
+    pub fn recode(
+        &mut self,
+        rng: &mut SplitMix64,
+        coefficients: &mut [u8],
+        payload: &mut [u8],
+    ) -> Result<(), CodecError> {
         self.decoder.recode(rng, coefficients, payload)
     }
 
     /// See [`Decoder::recode_batch`].
-    pub fn recode_batch(&mut self, rng: &mut SplitMix64, coefficients: &mut [u8], payloads: &mut [u8]) -> Result<(), CodecError> {
+    pub fn recode_batch(
+        &mut self,
+        rng: &mut SplitMix64,
+        coefficients: &mut [u8],
+        payloads: &mut [u8],
+    ) -> Result<(), CodecError> {
         self.decoder.recode_batch(rng, coefficients, payloads)
     }
 

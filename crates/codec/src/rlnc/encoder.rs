@@ -39,7 +39,11 @@ impl Encoder {
             symbols,
             symbol_bytes,
             data: Symbols::zeroed(symbol_bytes, symbols),
-            sliced: if field == Field::GF2 && symbol_bytes > 0 { SlicedRows::zeroed(symbols, symbol_bytes) } else { None },
+            sliced: if field == Field::GF2 && symbol_bytes > 0 {
+                SlicedRows::zeroed(symbols, symbol_bytes)
+            } else {
+                None
+            },
             systematic: false,
             sent_uncoded: 0,
         })

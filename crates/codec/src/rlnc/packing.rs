@@ -138,7 +138,8 @@ impl Packing {
             // A row's bits past its last element are zero.
             8 => row.iter().map(|b| b.count_ones() as usize).sum(),
             _ => {
-                let slots = |b: u8| (0..self.per_byte).filter(move |s| (b >> (s * self.bits)) & self.field.max_element() != 0);
+                let slots =
+                    |b: u8| (0..self.per_byte).filter(move |s| (b >> (s * self.bits)) & self.field.max_element() != 0);
                 row.iter().map(|&b| slots(b).count()).sum()
             }
         }
@@ -237,7 +238,8 @@ pub(super) fn set_word(row: &mut [u8], k: usize, word: u64) {
 /// `y ^= x & mask` over rows of whole words.
 pub(super) fn xor_masked(x: &[u8], y: &mut [u8], mask: u64) {
     for (a, b) in y.chunks_exact_mut(8).zip(x.chunks_exact(8)) {
-        let v = u64::from_ne_bytes((&*a).try_into().expect("eight bytes")) ^ (u64::from_ne_bytes(b.try_into().expect("eight bytes")) & mask);
+        let v = u64::from_ne_bytes((&*a).try_into().expect("eight bytes"))
+            ^ (u64::from_ne_bytes(b.try_into().expect("eight bytes")) & mask);
         a.copy_from_slice(&v.to_ne_bytes());
     }
 }

@@ -255,7 +255,13 @@ impl SlidingDecoder {
     /// be decoded. A relay that forwards in order passes as `limit` one past
     /// the pivot of the newest row it owes: mixing in rows it has not yet
     /// forwarded would hold the sink's decoding back until it had those too.
-    pub fn recode(&self, seed: u64, limit: u64, coefficients: &mut Vec<u8>, payload: &mut [u8]) -> Result<Option<u64>, CodecError> {
+    pub fn recode(
+        &self,
+        seed: u64,
+        limit: u64,
+        coefficients: &mut Vec<u8>,
+        payload: &mut [u8],
+    ) -> Result<Option<u64>, CodecError> {
         check_payload(payload, self.symbol_bytes)?;
         let below = limit.saturating_sub(self.first) as usize;
         let held = || self.rows.iter().take(below).enumerate().filter_map(|(i, r)| r.as_ref().map(|r| (i, r)));

@@ -133,7 +133,8 @@ mod tests {
     fn symbols_start_cache_lines_and_keep_their_bytes() {
         for size in [0usize, 1, 63, 64, 65, 1500] {
             let mut s = Symbols::with_capacity(size, 3);
-            let data: Vec<Vec<u8>> = (0..3u8).map(|k| (0..size).map(|b| (b as u8).wrapping_mul(7) ^ k).collect()).collect();
+            let data: Vec<Vec<u8>> =
+                (0..3u8).map(|k| (0..size).map(|b| (b as u8).wrapping_mul(7) ^ k).collect()).collect();
             for d in &data {
                 s.push(d);
             }

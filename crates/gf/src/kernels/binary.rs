@@ -229,8 +229,7 @@ pub(crate) fn four_russians(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut 
 /// `t * K + b` of group `t`. Inputs past `n` count as zero.
 fn indices(a: &[u8], n: usize, groups: usize) -> Vec<u8> {
     // Gathers bit 0 of each byte into bits 24..28 of the product.
-    let gather =
-        |c: [u8; K]| ((u32::from_le_bytes(c) & 0x0101_0101).wrapping_mul(0x0102_0408) >> 24) as u8;
+    let gather = |c: [u8; K]| ((u32::from_le_bytes(c) & 0x0101_0101).wrapping_mul(0x0102_0408) >> 24) as u8;
     let place = |t: usize| ((t % GROUPS) * ENTRIES) as u8;
     let mut idx = vec![0u8; a.len() / n * groups];
     for (row, out) in a.chunks_exact(n).zip(idx.chunks_exact_mut(groups)) {
@@ -240,9 +239,7 @@ fn indices(a: &[u8], n: usize, groups: usize) -> Vec<u8> {
         }
         if let Some(last) = out.get_mut(n / K) {
             let mut c = [0u8; K];
-            c.iter_mut()
-                .zip(quads.remainder())
-                .for_each(|(d, &s)| *d = s);
+            c.iter_mut().zip(quads.remainder()).for_each(|(d, &s)| *d = s);
             *last = place(n / K) | gather(c);
         }
     }

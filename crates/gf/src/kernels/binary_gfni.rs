@@ -22,7 +22,11 @@ const IDENTITY: i64 = 0x0102_0408_1020_4080;
 /// Mask selecting the first `t <= 64` bytes.
 #[inline(always)]
 fn mask(t: usize) -> __mmask64 {
-    if t >= 64 { !0 } else { (1u64 << t) - 1 }
+    if t >= 64 {
+        !0
+    } else {
+        (1u64 << t) - 1
+    }
 }
 
 /// 64 bytes from `p`, or those of them that `k` selects and zeros.
@@ -146,7 +150,11 @@ struct Columns<const V: usize> {
 impl<const V: usize> Columns<V> {
     #[inline(always)]
     fn k(self, v: usize) -> Option<__mmask64> {
-        if v + 1 == V { self.last } else { None }
+        if v + 1 == V {
+            self.last
+        } else {
+            None
+        }
     }
 
     /// Vector `v` of `row`.
@@ -385,7 +393,9 @@ impl<const G: usize> Slicing<G> {
         // addresses, as they are written (see `Strided::of`).
         let row = |r: usize| match inputs {
             Inputs::Rows(xs) => xs.get(r).map_or(std::ptr::null(), |x| x.as_ptr()),
-            Inputs::Outputs => ys.get(r).map_or(std::ptr::null(), |y| std::ptr::with_exposed_provenance(y.as_ptr().addr())),
+            Inputs::Outputs => {
+                ys.get(r).map_or(std::ptr::null(), |y| std::ptr::with_exposed_provenance(y.as_ptr().addr()))
+            }
         };
         Slicing(std::array::from_fn(|g| std::array::from_fn(|p| row(8 * g + 7 - p))))
     }
@@ -580,7 +590,13 @@ fn group_sums<const G: usize>(cs: &[u64], t: &[[__m512i; 8]; G]) -> [__m512i; 8]
 /// (those `k` selects) of outputs `first..first + 8` that exist; a whole
 /// group with no test per output.
 #[inline(always)]
-unsafe fn write_sums<const ACCUMULATE: bool>(ys: impl OutputRows, first: usize, off: usize, k: Option<__mmask64>, sums: [__m512i; 8]) {
+unsafe fn write_sums<const ACCUMULATE: bool>(
+    ys: impl OutputRows,
+    first: usize,
+    off: usize,
+    k: Option<__mmask64>,
+    sums: [__m512i; 8],
+) {
     let count = ys.rows().saturating_sub(first).min(8);
     // SAFETY: the caller has the features and keeps the columns within the rows.
     unsafe {
@@ -639,7 +655,14 @@ unsafe fn slice_columns<R: AsRef<[u8]>>(rows: &[R], off: usize, k: Option<__mmas
 /// The CPU must support AVX-512F, AVX-512BW and GFNI, as every caller
 /// does; it is inlined into them whole.
 #[inline(always)]
-unsafe fn product_block(blocks: &[u64], t: &[Vector], ys: &mut [&mut [u8]], off: usize, k: Option<__mmask64>, accumulate: bool) {
+unsafe fn product_block(
+    blocks: &[u64],
+    t: &[Vector],
+    ys: &mut [&mut [u8]],
+    off: usize,
+    k: Option<__mmask64>,
+    accumulate: bool,
+) {
     // SAFETY: the caller has the features, and keeps the columns within
     // the rows.
     unsafe {
@@ -786,32 +809,18 @@ fn slice_group(rows: [__m512i; 8]) -> [__m512i; 8] {
 fn slice(r: [__m512i; 8]) -> [__m512i; 8] {
     let mut s1 = r;
     for p in 0..4 {
-        (s1[2 * p], s1[2 * p + 1]) = pairs!(
-            unpacklo_epi8,
-            unpackhi_epi8,
-            r[2 * p],
-            r[2 * p + 1]
-        );
+        (s1[2 * p], s1[2 * p + 1]) = pairs!(unpacklo_epi8, unpackhi_epi8, r[2 * p], r[2 * p + 1]);
     }
     let mut s2 = r;
     for hi in 0..2 {
         for h in 0..2 {
-            (s2[4 * hi + 2 * h], s2[4 * hi + 2 * h + 1]) = pairs!(
-                unpacklo_epi16,
-                unpackhi_epi16,
-                s1[4 * hi + h],
-                s1[4 * hi + 2 + h]
-            );
+            (s2[4 * hi + 2 * h], s2[4 * hi + 2 * h + 1]) =
+                pairs!(unpacklo_epi16, unpackhi_epi16, s1[4 * hi + h], s1[4 * hi + 2 + h]);
         }
     }
     let mut s3 = r;
     for x in 0..4 {
-        (s3[2 * x], s3[2 * x + 1]) = pairs!(
-            unpacklo_epi32,
-            unpackhi_epi32,
-            s2[x],
-            s2[4 + x]
-        );
+        (s3[2 * x], s3[2 * x + 1]) = pairs!(unpacklo_epi32, unpackhi_epi32, s2[x], s2[4 + x]);
     }
     s3
 }
@@ -823,41 +832,22 @@ fn slice(r: [__m512i; 8]) -> [__m512i; 8] {
 fn unslice(o: [__m512i; 8]) -> [__m512i; 8] {
     let mut u1 = o;
     for p in 0..4 {
-        (u1[2 * p], u1[2 * p + 1]) = pairs!(
-            unpacklo_epi8,
-            unpackhi_epi8,
-            o[2 * p],
-            o[2 * p + 1]
-        );
+        (u1[2 * p], u1[2 * p + 1]) = pairs!(unpacklo_epi8, unpackhi_epi8, o[2 * p], o[2 * p + 1]);
     }
     let mut u2 = o;
     for p in 0..4 {
-        (u2[2 * p], u2[2 * p + 1]) = pairs!(
-            unpacklo_epi8,
-            unpackhi_epi8,
-            u1[2 * p],
-            u1[2 * p + 1]
-        );
+        (u2[2 * p], u2[2 * p + 1]) = pairs!(unpacklo_epi8, unpackhi_epi8, u1[2 * p], u1[2 * p + 1]);
     }
     let mut u3 = o;
     for hi in 0..2 {
         for x in 0..2 {
-            (u3[4 * hi + 2 * x], u3[4 * hi + 2 * x + 1]) = pairs!(
-                unpacklo_epi32,
-                unpackhi_epi32,
-                u2[4 * hi + x],
-                u2[4 * hi + 2 + x]
-            );
+            (u3[4 * hi + 2 * x], u3[4 * hi + 2 * x + 1]) =
+                pairs!(unpacklo_epi32, unpackhi_epi32, u2[4 * hi + x], u2[4 * hi + 2 + x]);
         }
     }
     let mut u4 = o;
     for x in 0..4 {
-        (u4[2 * x], u4[2 * x + 1]) = pairs!(
-            unpacklo_epi64,
-            unpackhi_epi64,
-            u3[x],
-            u3[4 + x]
-        );
+        (u4[2 * x], u4[2 * x + 1]) = pairs!(unpacklo_epi64, unpackhi_epi64, u3[x], u3[4 + x]);
     }
     u4
 }

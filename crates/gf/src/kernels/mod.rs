@@ -9,18 +9,18 @@
 use crate::tables::ByteMap;
 use std::sync::OnceLock;
 
-pub(crate) use binary::{gf2_in_place_without_copy, gf2_matmul, gf2_matmul_in_place};
 #[cfg(test)]
 pub(crate) use binary::four_russians;
+pub(crate) use binary::{gf2_in_place_without_copy, gf2_matmul, gf2_matmul_in_place};
 
 mod binary;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 pub(crate) mod binary_gfni;
+#[cfg(target_arch = "aarch64")]
+mod neon;
 mod scalar;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod x86;
-#[cfg(target_arch = "aarch64")]
-mod neon;
 
 /// An instruction set the kernels can run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -101,10 +101,7 @@ impl Kernels {
 
     /// Every instruction set this CPU can run, best last.
     pub fn available() -> Vec<Kernels> {
-        [Isa::Scalar, Isa::Ssse3, Isa::Avx2, Isa::Neon, Isa::Gfni512]
-            .into_iter()
-            .filter_map(Kernels::for_isa)
-            .collect()
+        [Isa::Scalar, Isa::Ssse3, Isa::Avx2, Isa::Neon, Isa::Gfni512].into_iter().filter_map(Kernels::for_isa).collect()
     }
 
     /// The fastest kernels for this CPU. `NCMESH_GF_ISA=scalar|ssse3|avx2|gfni512|neon`

@@ -14,9 +14,8 @@ use crate::tables::{ByteMap, FROM_AES, TO_AES};
 pub fn kernels(isa: Isa) -> Option<Kernels> {
     let ssse3 = is_x86_feature_detected!("ssse3");
     let avx2 = is_x86_feature_detected!("avx2");
-    let gfni512 = is_x86_feature_detected!("avx512f")
-        && is_x86_feature_detected!("avx512bw")
-        && is_x86_feature_detected!("gfni");
+    let gfni512 =
+        is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("gfni");
     match isa {
         Isa::Ssse3 if ssse3 => Some(sse::KERNELS),
         Isa::Avx2 if avx2 => Some(avx2::KERNELS),
@@ -73,11 +72,7 @@ macro_rules! nibble_kernels {
 
             /// Runs `body` on whole vectors, then once on a zero-padded copy of the tail.
             #[inline(always)]
-            unsafe fn blocks(
-                x: &[u8],
-                y: &mut [u8],
-                mut body: impl FnMut(*const u8, *mut u8),
-            ) {
+            unsafe fn blocks(x: &[u8], y: &mut [u8], mut body: impl FnMut(*const u8, *mut u8)) {
                 let n = y.len();
                 let whole = n - n % W;
                 let mut i = 0;
@@ -167,12 +162,36 @@ unsafe fn table256(p: *const u8) -> __m256i {
     unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(p as *const __m128i)) }
 }
 
-nibble_kernels!(sse, Isa::Ssse3, "ssse3", __m128i, 16,
-    load = _mm_loadu_si128, store = _mm_storeu_si128, xor = _mm_xor_si128, and = _mm_and_si128,
-    shuffle = _mm_shuffle_epi8, srli16 = _mm_srli_epi16, splat8 = _mm_set1_epi8, tables = table128);
-nibble_kernels!(avx2, Isa::Avx2, "avx2", __m256i, 32,
-    load = _mm256_loadu_si256, store = _mm256_storeu_si256, xor = _mm256_xor_si256, and = _mm256_and_si256,
-    shuffle = _mm256_shuffle_epi8, srli16 = _mm256_srli_epi16, splat8 = _mm256_set1_epi8, tables = table256);
+nibble_kernels!(
+    sse,
+    Isa::Ssse3,
+    "ssse3",
+    __m128i,
+    16,
+    load = _mm_loadu_si128,
+    store = _mm_storeu_si128,
+    xor = _mm_xor_si128,
+    and = _mm_and_si128,
+    shuffle = _mm_shuffle_epi8,
+    srli16 = _mm_srli_epi16,
+    splat8 = _mm_set1_epi8,
+    tables = table128
+);
+nibble_kernels!(
+    avx2,
+    Isa::Avx2,
+    "avx2",
+    __m256i,
+    32,
+    load = _mm256_loadu_si256,
+    store = _mm256_storeu_si256,
+    xor = _mm256_xor_si256,
+    and = _mm256_and_si256,
+    shuffle = _mm256_shuffle_epi8,
+    srli16 = _mm256_srli_epi16,
+    splat8 = _mm256_set1_epi8,
+    tables = table256
+);
 
 mod gfni {
     use super::*;

@@ -109,11 +109,17 @@ impl Validate for HoncParams {
             check((0.0..=0.99).contains(&p), "fixed_loss", || format!("expected a loss rate in [0, 0.99], found {p}"))?;
         }
         if let Some(d) = self.fixed_delay {
-            check((0.0..=60.0).contains(&d), "fixed_delay", || format!("expected a delay in [0, 60] seconds, found {d}"))?;
+            check((0.0..=60.0).contains(&d), "fixed_delay", || {
+                format!("expected a delay in [0, 60] seconds, found {d}")
+            })?;
         }
         check(self.spoof_window > 0, "spoof_window", || "expected at least 1 packet".into())?;
-        check((0.0..=60.0).contains(&self.flush_after), "flush_after", || format!("expected [0, 60] seconds, found {}", self.flush_after))?;
-        check((1..=4096).contains(&self.max_codec_pairs), "max_codec_pairs", || format!("expected 1..=4096, found {}", self.max_codec_pairs))
+        check((0.0..=60.0).contains(&self.flush_after), "flush_after", || {
+            format!("expected [0, 60] seconds, found {}", self.flush_after)
+        })?;
+        check((1..=4096).contains(&self.max_codec_pairs), "max_codec_pairs", || {
+            format!("expected 1..=4096, found {}", self.max_codec_pairs)
+        })
     }
 }
 
@@ -211,9 +217,7 @@ pub fn decoding_probability(loss: f64, size: u32, sent: u32) -> f64 {
 /// round with the probability P_b of eq. (10). Capped at `cap`.
 pub fn codec_pairs(b_ideal: u32, success: f64, p_th: f64, cap: u32) -> u32 {
     let cap = cap.max(b_ideal);
-    (b_ideal..=cap)
-        .find(|&b| binomial_sf(b_ideal, b, success) >= p_th)
-        .unwrap_or(cap)
+    (b_ideal..=cap).find(|&b| binomial_sf(b_ideal, b, success) >= p_th).unwrap_or(cap)
 }
 
 /// The smoothed estimate of eqs. (18)-(19): new = alpha old + (1 - alpha) sample.
@@ -286,12 +290,9 @@ mod tests {
         assert_eq!(codec_pairs(7, lossless, 0.8, 64), 7);
         // (p, floor(R L), P_b, B) from exact binomial sums (Python's math.comb), B' = 7, L = 4.
         // B does not grow monotonically with p: floor(R L) jumps from 4 to 5 between 0.1 and 0.2.
-        for (p, n, pb, b) in [
-            (0.1, 4, 0.6561, 12),
-            (0.2, 5, 0.73728, 11),
-            (0.35, 6, 0.647085, 13),
-            (0.5, 8, 0.636719, 13),
-        ] {
+        for (p, n, pb, b) in
+            [(0.1, 4, 0.6561, 12), (0.2, 5, 0.73728, 11), (0.35, 6, 0.647085, 13), (0.5, 8, 0.636719, 13)]
+        {
             assert_eq!(first_round(redundancy(p), 4, Rounding::Floor), n, "p {p}");
             let got = decoding_probability(p, 4, n);
             assert!((got - pb).abs() < 1e-6, "p {p}: P_b {got}");
@@ -303,10 +304,7 @@ mod tests {
 
     #[test]
     fn ewma_weights_the_old_value_by_alpha() {
-        let mut e = Ewma {
-            value: 0.0,
-            alpha: 0.875,
-        };
+        let mut e = Ewma { value: 0.0, alpha: 0.875 };
         e.update(1.0);
         assert!((e.value - 0.125).abs() < 1e-12);
         e.update(1.0);

@@ -3,8 +3,8 @@
 
 use super::wire::{self, AckNcb, Coded, Symbol, ACK_BYTES, FRAME_HEADER_BYTES};
 use super::{
-    block_size, codec_pairs, codec_pairs_ideal, decoding_probability, earliest, first_round,
-    path_cost, redundancy, select_next_hop, Ewma, HoncParams, PathCosts, Retransmit,
+    block_size, codec_pairs, codec_pairs_ideal, decoding_probability, earliest, first_round, path_cost, redundancy,
+    select_next_hop, Ewma, HoncParams, PathCosts, Retransmit,
 };
 use crate::frame::{Body, Frame, Receivers};
 use crate::node::{HopLayer, IfaceId, Interface, NextHop};
@@ -155,14 +155,8 @@ impl Neighbour {
             hop_seq: 0,
             sent_log: VecDeque::new(),
             passing: VecDeque::new(),
-            loss: Ewma {
-                value: 0.0,
-                alpha: params.alpha,
-            },
-            delay: Ewma {
-                value: link.delay.as_secs_f64(),
-                alpha: params.alpha,
-            },
+            loss: Ewma { value: 0.0, alpha: params.alpha },
+            delay: Ewma { value: link.delay.as_secs_f64(), alpha: params.alpha },
             last_report: None,
             backlog: 0,
             b_ideal: 1,
@@ -177,10 +171,7 @@ impl Neighbour {
             rx_count: 0,
             rx_newest: 0,
             rx_newest_at: Instant::ZERO,
-            gap: Ewma {
-                value: 0.0,
-                alpha: params.alpha,
-            },
+            gap: Ewma { value: 0.0, alpha: params.alpha },
             last_arrival: None,
         };
         n.gap.value = n.frame_time().as_secs_f64();
@@ -193,10 +184,7 @@ impl Neighbour {
     }
 
     fn frame_time(&self) -> Duration {
-        Duration::transmission(
-            (self.largest_packet + FRAME_HEADER_BYTES) as u64,
-            self.link.capacity_bps,
-        )
+        Duration::transmission((self.largest_packet + FRAME_HEADER_BYTES) as u64, self.link.capacity_bps)
     }
 
     fn loss_estimate(&self, params: &HoncParams) -> f64 {
@@ -215,12 +203,8 @@ impl Neighbour {
             .min(params.max_codec_pairs.max(1));
         let p = self.loss_estimate(params);
         let n = first_round(redundancy(p), size, params.rounding);
-        self.b = codec_pairs(
-            self.b_ideal,
-            decoding_probability(p, size, n),
-            params.p_th,
-            params.max_codec_pairs.max(1),
-        );
+        self.b =
+            codec_pairs(self.b_ideal, decoding_probability(p, size, n), params.p_th, params.max_codec_pairs.max(1));
     }
 
     fn is_finished(&self, block: u32) -> bool {
@@ -242,9 +226,7 @@ impl Neighbour {
     }
 
     fn finished_mask(&self) -> u32 {
-        (0..32)
-            .filter(|k| self.finished.contains(&(self.finished_below + 1 + k)))
-            .fold(0, |m, k| m | 1 << k)
+        (0..32).filter(|k| self.finished.contains(&(self.finished_below + 1 + k))).fold(0, |m, k| m | 1 << k)
     }
 
     /// How long the sender waits for an ACK-NCB after a round: the round
@@ -371,7 +353,11 @@ impl HoncNode {
             field: Field::new(8).expect("GF(2^8) exists"),
             rng: SplitMix64::new(ctx.seed),
             neighbours: links.map(|l| Neighbour::new(l, params)).collect(),
-            tcp: ctx.flows.iter().filter_map(|f| Some((f.key, (f.tcp.as_ref()?.isn, f.tcp.as_ref()?.config.window_scale())))).collect(),
+            tcp: ctx
+                .flows
+                .iter()
+                .filter_map(|f| Some((f.key, (f.tcp.as_ref()?.isn, f.tcp.as_ref()?.config.window_scale()))))
+                .collect(),
             params: params.clone(),
             flows: BTreeMap::new(),
             to_ip: VecDeque::new(),
@@ -395,10 +381,7 @@ impl HoncNode {
     /// The estimated loss rate and propagation delay (seconds) towards `next`, eqs. (18)-(19).
     pub fn estimates(&self, next: IfaceId) -> Option<(f64, f64)> {
         let n = self.neighbours.get(next)?;
-        Some((
-            n.loss_estimate(&self.params),
-            self.params.fixed_delay.unwrap_or(n.delay.value),
-        ))
+        Some((n.loss_estimate(&self.params), self.params.fixed_delay.unwrap_or(n.delay.value)))
     }
 
     /// Whether block `block` towards `next` is still held (not yet acknowledged).
@@ -410,10 +393,8 @@ impl HoncNode {
     /// Pure: the node reaches it through [`HopLayer::choose_next_hop`],
     /// which also remembers the candidates for eq. (17).
     pub fn best_next_hop(&self, flow: &FlowKey, candidates: &[IfaceId], now: Instant) -> Option<IfaceId> {
-        let terms: Vec<(u32, f64)> = candidates
-            .iter()
-            .filter_map(|&c| Some((c as u32, self.hop_cost(flow, c, now)?)))
-            .collect();
+        let terms: Vec<(u32, f64)> =
+            candidates.iter().filter_map(|&c| Some((c as u32, self.hop_cost(flow, c, now)?))).collect();
         select_next_hop(&terms).map(|(n, _)| n as IfaceId)
     }
 
@@ -427,17 +408,11 @@ impl HoncNode {
         // Candidates recorded for the flow's ACKs (where the node only sees
         // them) do not count: its data leaves by one of the forward ones.
         if state.next.is_some_and(|n| state.candidates.contains(&n)) {
-            let terms: Vec<(u32, f64)> = state
-                .candidates
-                .iter()
-                .filter_map(|&c| Some((c as u32, self.hop_cost(flow, c, now)?)))
-                .collect();
+            let terms: Vec<(u32, f64)> =
+                state.candidates.iter().filter_map(|&c| Some((c as u32, self.hop_cost(flow, c, now)?))).collect();
             return select_next_hop(&terms).map_or(0.0, |(_, c)| c);
         }
-        state
-            .next
-            .and_then(|n| self.hop_cost(flow, n, now))
-            .unwrap_or(0.0)
+        state.next.and_then(|n| self.hop_cost(flow, n, now)).unwrap_or(0.0)
     }
 
     fn hop_cost(&self, flow: &FlowKey, next: IfaceId, now: Instant) -> Option<f64> {
@@ -457,12 +432,7 @@ impl HoncNode {
     /// The left side of eq. (12) as this node reports it to `except`: its
     /// backlog on every other hop.
     fn backlog_except(&self, except: usize) -> u32 {
-        self.neighbours
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| i != except)
-            .map(|(_, n)| n.backlog_here())
-            .sum()
+        self.neighbours.iter().enumerate().filter(|&(i, _)| i != except).map(|(_, n)| n.backlog_here()).sum()
     }
 
     /// Backlog reports go out with ACK-NCBs, which stop when (12) stops the
@@ -472,11 +442,7 @@ impl HoncNode {
     fn refresh_reports(&mut self, sent_on: usize) {
         for j in 0..self.neighbours.len() {
             let n = &self.neighbours[j];
-            if j == sent_on
-                || !n.link.wireless
-                || n.rx_count == 0
-                || !n.acks.is_empty()
-                || n.reported <= self.params.l
+            if j == sent_on || !n.link.wireless || n.rx_count == 0 || !n.acks.is_empty() || n.reported <= self.params.l
             {
                 continue;
             }
@@ -498,17 +464,8 @@ impl HoncNode {
         // The flow's buffer is Q_e over every next hop eq. (16) spreads it
         // on, and each of them needs a block's worth to code without waiting
         // for flush_after: the window is spoof_window per next hop.
-        let hops = if state.candidates.contains(&ing.next) {
-            state.candidates.len() as u32
-        } else {
-            1
-        };
-        let held = self
-            .neighbours
-            .iter()
-            .filter_map(|n| n.queues.get(&flow))
-            .map(VecDeque::len)
-            .sum::<usize>() as u32;
+        let hops = if state.candidates.contains(&ing.next) { state.candidates.len() as u32 } else { 1 };
+        let held = self.neighbours.iter().filter_map(|n| n.queues.get(&flow)).map(VecDeque::len).sum::<usize>() as u32;
         let room = (self.params.spoof_window * hops).saturating_sub(held) * ing.mss;
         if !force && ing.advertised == (ing.accepted, room) {
             return;
@@ -573,8 +530,7 @@ impl HoncNode {
         if n.queued == 0 {
             return None;
         }
-        n.active
-            .retain(|_, t| now.saturating_since(*t) <= ACTIVE_FOR);
+        n.active.retain(|_, t| now.saturating_since(*t) <= ACTIVE_FOR);
         let size = block_size(n.active.len() as u32, params.l);
         n.recompute(params, size);
         // (14), and (12) unless no block is in flight: with nothing in flight
@@ -589,11 +545,7 @@ impl HoncNode {
         }
         // (15), or a partial block whose oldest packet has waited flush_after.
         if (n.queued as u32) < size {
-            let oldest = n
-                .queues
-                .values()
-                .filter_map(|q| q.front().map(|(t, _)| *t))
-                .min()?;
+            let oldest = n.queues.values().filter_map(|q| q.front().map(|(t, _)| *t)).min()?;
             if now.saturating_since(oldest).as_secs_f64() < params.flush_after {
                 self.stats.held_by_queue += 1;
                 return None;
@@ -610,12 +562,7 @@ impl HoncNode {
                 .filter(|(_, q)| !q.is_empty())
                 .map(|(&f, _)| f)
                 .find(|&f| after.is_none_or(|a| f > a))
-                .or_else(|| {
-                    n.queues
-                        .iter()
-                        .find(|(_, q)| !q.is_empty())
-                        .map(|(&f, _)| f)
-                })?;
+                .or_else(|| n.queues.iter().find(|(_, q)| !q.is_empty()).map(|(&f, _)| f))?;
             let (_, p) = n.queues.get_mut(&flow).and_then(VecDeque::pop_front)?;
             n.queued -= 1;
             n.turn = Some(flow);
@@ -626,7 +573,8 @@ impl HoncNode {
         }
         // A symbol is a whole IP packet, padded with zeros to the block's largest.
         let symbol_len = members.iter().map(Packet::wire_len).max().unwrap_or(0);
-        let mut encoder = Encoder::new(self.field, take, if self.real_payloads { symbol_len } else { 0 }).expect("a block of 1..=L packets");
+        let mut encoder = Encoder::new(self.field, take, if self.real_payloads { symbol_len } else { 0 })
+            .expect("a block of 1..=L packets");
         if self.real_payloads {
             let mut buf = vec![0; symbol_len];
             for (k, p) in members.iter().enumerate() {
@@ -670,10 +618,7 @@ impl HoncNode {
         let size = block.size as usize;
         self.scratch.resize(size, 0);
         let mut payload = vec![0; block.encoder.symbol_bytes()];
-        block
-            .encoder
-            .encode_seeded(seed, &mut self.scratch[..size], &mut payload)
-            .expect("shapes match the encoder");
+        block.encoder.encode_seeded(seed, &mut self.scratch[..size], &mut payload).expect("shapes match the encoder");
         block.owed -= 1;
         n.current = (block.owed > 0).then_some(block.id);
         if block.owed == 0 {
@@ -704,8 +649,7 @@ impl HoncNode {
         let tx = n.frame_time().as_secs_f64();
         if let Some(last) = n.last_arrival {
             // Idle periods are not packet spacing: cap the sample.
-            n.gap
-                .update(now.saturating_since(last).as_secs_f64().clamp(tx, 2.0 * tx));
+            n.gap.update(now.saturating_since(last).as_secs_f64().clamp(tx, 2.0 * tx));
         }
         n.last_arrival = Some(now);
         let size = c.size as usize;
@@ -730,10 +674,7 @@ impl HoncNode {
         entry.stalled = false;
         self.scratch.resize(size, 0);
         coefficients::generate(field, c.seed, &mut self.scratch[..size]);
-        let outcome = entry
-            .decoder
-            .consume(&self.scratch[..size], payload)
-            .unwrap_or(Received::NotInnovative);
+        let outcome = entry.decoder.consume(&self.scratch[..size], payload).unwrap_or(Received::NotInnovative);
         if outcome != Received::Complete {
             let wait = Duration::from_secs_f64(n.gap.value.max(tx) * size as f64);
             entry.deadline = Some(now + wait);
@@ -794,16 +735,12 @@ impl HoncNode {
         // A report always ends on a received frame, so a short span is biased
         // towards no loss: a sample waits until it spans 2 l frames.
         let (sent, got) = match n.last_report {
-            Some((newest, received)) => (
-                a.newest.wrapping_sub(newest),
-                a.received.wrapping_sub(received),
-            ),
+            Some((newest, received)) => (a.newest.wrapping_sub(newest), a.received.wrapping_sub(received)),
             None => (a.newest.wrapping_add(1), a.received),
         };
         if sent >= 2 * params.l && sent < 1 << 30 {
             // The newest frame is in the span because it arrived: leave it out.
-            n.loss
-                .update((1.0 - (got as f64 - 1.0) / (sent as f64 - 1.0)).clamp(0.0, 1.0));
+            n.loss.update((1.0 - (got as f64 - 1.0) / (sent as f64 - 1.0)).clamp(0.0, 1.0));
             n.last_report = Some((a.newest, a.received));
         }
         // Eq. (19), with d_this from the echo of the newest frame.
@@ -820,12 +757,9 @@ impl HoncNode {
             ahead >= 1 << 31 || (1..=32).contains(&ahead) && mask & (1 << (ahead - 1)) != 0
         };
         let before = n.blocks.len();
-        n.blocks
-            .retain(|b| !(decoded(b.id) || b.id == a.block && a.rank as u32 >= b.size));
+        n.blocks.retain(|b| !(decoded(b.id) || b.id == a.block && a.rank as u32 >= b.size));
         self.stats.blocks_acked += (before - n.blocks.len()) as u64;
-        if n.current
-            .is_some_and(|c| !n.blocks.iter().any(|b| b.id == c))
-        {
+        if n.current.is_some_and(|c| !n.blocks.iter().any(|b| b.id == c)) {
             n.current = None;
         }
         // Step 5b for the block that triggered this ACK-NCB and every other stalled one.
@@ -836,10 +770,7 @@ impl HoncNode {
             };
             // Only a report that has seen the block's latest combination asks for
             // more: an older one (or the same one twice) would buy the gap twice.
-            if rank as u32 >= block.size
-                || block.owed > 0
-                || a.newest.wrapping_sub(block.last_frame) >= 1 << 31
-            {
+            if rank as u32 >= block.size || block.owed > 0 || a.newest.wrapping_sub(block.last_frame) >= 1 << 31 {
                 continue;
             }
             let more = match params.retransmit {
@@ -855,17 +786,9 @@ impl HoncNode {
     }
 
     fn ack_frame(&mut self, now: Instant, i: usize, block: u32, rank: u8, backlog: u32) -> Frame {
-        let backlog = if backlog == u32::MAX {
-            self.backlog_except(i)
-        } else {
-            backlog
-        };
-        let flows: Vec<FlowKey> = self
-            .flows
-            .iter()
-            .filter(|(_, s)| s.next.is_some_and(|n| n != i))
-            .map(|(&f, _)| f)
-            .collect();
+        let backlog = if backlog == u32::MAX { self.backlog_except(i) } else { backlog };
+        let flows: Vec<FlowKey> =
+            self.flows.iter().filter(|(_, s)| s.next.is_some_and(|n| n != i)).map(|(&f, _)| f).collect();
         let costs: Vec<(u32, f32)> = flows.into_iter().map(|f| (f.id(), self.cost(&f, now) as f32)).collect();
         self.neighbours[i].reported = backlog;
         let n = &self.neighbours[i];
@@ -944,7 +867,9 @@ impl HopLayer for HoncNode {
                 // Q_em: HONC has already delivered them reliably and the
                 // sender will not resend them, so they are never dropped.
                 // Anything else meets the hop's DropTail limit.
-                if let Some(state) = flow.and_then(|f| self.flows.get_mut(&f)).filter(|f| f.decoded_here && is_data(&packet)) {
+                if let Some(state) =
+                    flow.and_then(|f| self.flows.get_mut(&f)).filter(|f| f.decoded_here && is_data(&packet))
+                {
                     resequence(state, packet, &mut self.neighbours[i].passing);
                     return;
                 }
@@ -1013,16 +938,9 @@ impl HopLayer for HoncNode {
                 next = earliest(next, r.deadline);
             }
             if n.queued > 0 && n.link.wireless {
-                let oldest = n
-                    .queues
-                    .values()
-                    .filter_map(|q| q.front().map(|(t, _)| *t))
-                    .min();
+                let oldest = n.queues.values().filter_map(|q| q.front().map(|(t, _)| *t)).min();
                 let flush = oldest.map(|t| t + Duration::from_secs_f64(self.params.flush_after));
-                next = earliest(
-                    next,
-                    flush.filter(|&t| self.last_wake.is_none_or(|w| t > w)),
-                );
+                next = earliest(next, flush.filter(|&t| self.last_wake.is_none_or(|w| t > w)));
             }
         }
         next
@@ -1076,16 +994,10 @@ impl HopLayer for HoncNode {
         }
         let turn = state.choices as usize;
         state.choices = state.choices.wrapping_add(1);
-        let terms: Vec<(u32, f64)> = candidates
-            .iter()
-            .filter_map(|&c| Some((c as u32, self.hop_cost(&flow, c, now)?)))
-            .collect();
+        let terms: Vec<(u32, f64)> =
+            candidates.iter().filter_map(|&c| Some((c as u32, self.hop_cost(&flow, c, now)?))).collect();
         let (_, best) = select_next_hop(&terms)?;
-        let tied: Vec<u32> = terms
-            .iter()
-            .filter(|&&(_, c)| c <= best)
-            .map(|&(n, _)| n)
-            .collect();
+        let tied: Vec<u32> = terms.iter().filter(|&&(_, c)| c <= best).map(|&(n, _)| n).collect();
         let chosen = tied[turn % tied.len()] as IfaceId;
         candidates.iter().position(|&c| c == chosen)
     }

@@ -21,13 +21,10 @@ pub fn path_cost(backlog: u32, capacity_pps: f64, loss: f64, downstream: f64) ->
 /// Eq. (16) and (17): the next hop n(s) and the cost C_m^s through it.
 /// `candidates` holds (neighbour, its term of eq. 16); ties go to the first.
 pub fn select_next_hop(candidates: &[(u32, f64)]) -> Option<(u32, f64)> {
-    candidates
-        .iter()
-        .copied()
-        .fold(None, |best, (n, c)| match best {
-            Some((_, b)) if b <= c => best,
-            _ => Some((n, c)),
-        })
+    candidates.iter().copied().fold(None, |best, (n, c)| match best {
+        Some((_, b)) if b <= c => best,
+        _ => Some((n, c)),
+    })
 }
 
 /// The C_n^s that neighbours have piggybacked, per (neighbour, flow), and when.
@@ -76,10 +73,7 @@ mod tests {
 
     #[test]
     fn the_cheapest_next_hop_wins() {
-        assert_eq!(
-            select_next_hop(&[(3, 1.0), (4, 0.5), (5, 0.7)]),
-            Some((4, 0.5))
-        );
+        assert_eq!(select_next_hop(&[(3, 1.0), (4, 0.5), (5, 0.7)]), Some((4, 0.5)));
         assert_eq!(select_next_hop(&[(3, 1.0), (4, 1.0)]), Some((3, 1.0)));
         assert_eq!(select_next_hop(&[]), None);
     }

@@ -138,7 +138,12 @@ impl Frame {
                     costs,
                 }))
             }
-            t => Err(WireError::Invalid { field: "type", offset: 1, expected: "1 (coded) or 2 (ACK-NCB)", found: t as u64 }),
+            t => Err(WireError::Invalid {
+                field: "type",
+                offset: 1,
+                expected: "1 (coded) or 2 (ACK-NCB)",
+                found: t as u64,
+            }),
         }
     }
 }
@@ -151,7 +156,9 @@ impl Message for Frame {
     fn wire_len(&self) -> usize {
         match self {
             Frame::Coded(c) => FRAME_HEADER_BYTES as usize + c.symbol.len(),
-            Frame::Ack(a) => (ACK_BYTES + STALLED_BYTES * a.stalled.len() as u32 + COST_BYTES * a.costs.len() as u32) as usize,
+            Frame::Ack(a) => {
+                (ACK_BYTES + STALLED_BYTES * a.stalled.len() as u32 + COST_BYTES * a.costs.len() as u32) as usize
+            }
         }
     }
 
@@ -162,7 +169,9 @@ impl Message for Frame {
         b[0] = VERSION;
         match self {
             Frame::Coded(c) => {
-                let Symbol::Real(payload) = &c.symbol else { return Err(WireError::Virtual { what: "HONC coded frame" }) };
+                let Symbol::Real(payload) = &c.symbol else {
+                    return Err(WireError::Virtual { what: "HONC coded frame" });
+                };
                 b[1] = CODED;
                 b[2] = c.size;
                 b[3] = 0;
@@ -172,7 +181,14 @@ impl Message for Frame {
                 b[20..].copy_from_slice(payload);
             }
             Frame::Ack(a) => {
-                let count = |n: usize, field| u16::try_from(n).map_err(|_| WireError::Invalid { field, offset: 4, expected: "at most 65535 entries", found: n as u64 });
+                let count = |n: usize, field| {
+                    u16::try_from(n).map_err(|_| WireError::Invalid {
+                        field,
+                        offset: 4,
+                        expected: "at most 65535 entries",
+                        found: n as u64,
+                    })
+                };
                 b[1] = ACK;
                 b[2] = a.rank;
                 b[3] = 0;
@@ -217,7 +233,13 @@ mod tests {
 
     #[test]
     fn both_frames_round_trip_at_their_documented_sizes() {
-        let c = Frame::Coded(Coded { block: 7, size: 4, hop_seq: 99, seed: 0xDEAD_BEEF, symbol: Symbol::Real(vec![5; 1040]) });
+        let c = Frame::Coded(Coded {
+            block: 7,
+            size: 4,
+            hop_seq: 99,
+            seed: 0xDEAD_BEEF,
+            symbol: Symbol::Real(vec![5; 1040]),
+        });
         assert_eq!(c.wire_len(), 1060);
         let Frame::Coded(back) = round_trip(&c) else { panic!("a coded frame") };
         assert_eq!((back.block, back.size, back.hop_seq, back.seed, back.symbol.len()), (7, 4, 99, 0xDEAD_BEEF, 1040));
@@ -240,13 +262,30 @@ mod tests {
 
     #[test]
     fn refuses_truncated_lists_and_unknown_types() {
-        let a = Frame::Ack(AckNcb { block: 0, rank: 0, received: 0, newest: 0, hold: Duration::ZERO, backlog: 0, finished_below: 0, finished_mask: 0, stalled: vec![(1, 1)], costs: vec![] });
+        let a = Frame::Ack(AckNcb {
+            block: 0,
+            rank: 0,
+            received: 0,
+            newest: 0,
+            hold: Duration::ZERO,
+            backlog: 0,
+            finished_below: 0,
+            finished_mask: 0,
+            stalled: vec![(1, 1)],
+            costs: vec![],
+        });
         let mut buf = vec![0; a.wire_len()];
         a.emit(&mut buf).unwrap();
         assert!(matches!(Frame::parse(&buf[..44]), Err(WireError::Truncated { .. })));
         buf[1] = 9;
         assert!(matches!(Frame::parse(&buf), Err(WireError::Invalid { field: "type", .. })));
-        let virtual_ = Frame::Coded(Coded { block: 0, size: 1, hop_seq: 0, seed: 0, symbol: Symbol::Virtual { len: 3, members: Arc::from(vec![]) } });
+        let virtual_ = Frame::Coded(Coded {
+            block: 0,
+            size: 1,
+            hop_seq: 0,
+            seed: 0,
+            symbol: Symbol::Virtual { len: 3, members: Arc::from(vec![]) },
+        });
         assert_eq!(virtual_.emit(&mut [0; 23]), Err(WireError::Virtual { what: "HONC coded frame" }));
     }
 }

@@ -180,7 +180,11 @@ mod tests {
 
     fn item(port: u16) -> Queued {
         let d = Datagram::new(port, 9, Data::EMPTY);
-        Queued { packet: Packet::new(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, Payload::Udp(d)), next: Ipv4Addr::LOCALHOST, since: Instant::ZERO }
+        Queued {
+            packet: Packet::new(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, Payload::Udp(d)),
+            next: Ipv4Addr::LOCALHOST,
+            since: Instant::ZERO,
+        }
     }
 
     fn port(q: &Queued) -> u16 {

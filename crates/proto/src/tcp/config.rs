@@ -189,21 +189,34 @@ impl TcpConfig {
 
 impl Validate for TcpConfig {
     fn validate(&self) -> Result<(), Invalid> {
-        for (key, value) in [("mss", self.mss), ("initial_cwnd", self.initial_cwnd), ("rcv_window", self.rcv_window), ("dupthresh", self.dupthresh)] {
+        for (key, value) in [
+            ("mss", self.mss),
+            ("initial_cwnd", self.initial_cwnd),
+            ("rcv_window", self.rcv_window),
+            ("dupthresh", self.dupthresh),
+        ] {
             check(value > 0, key, || "expected at least 1".into())?;
         }
         check(self.mss <= 65_000, "mss", || format!("expected at most 65000 bytes, found {}", self.mss))?;
         check(self.window_bytes() <= (u16::MAX as u64) << 14, "rcv_window", || {
-            format!("expected rcv_window * mss of at most 1 GiB (the largest scaled TCP window), found {} bytes", self.window_bytes())
+            format!(
+                "expected rcv_window * mss of at most 1 GiB (the largest scaled TCP window), found {} bytes",
+                self.window_bytes()
+            )
         })?;
         check(self.min_rto <= self.max_rto, "min_rto", || "expected min_rto <= max_rto".into())?;
         check(self.min_rto.as_nanos() > 0, "min_rto", || "expected a positive minimum RTO".into())?;
         let beta = self.cubic.beta;
-        check(beta > 0.0 && beta < 1.0, "cubic", || format!("expected beta in (0, 1), found {beta}")).map_err(|e| Invalid::new(KeyPath::default().key("cubic").key("beta"), e.message))?;
-        check(self.cubic.c > 0.0, "cubic", || "expected C > 0".into()).map_err(|e| Invalid::new(KeyPath::default().key("cubic").key("c"), e.message))?;
+        check(beta > 0.0 && beta < 1.0, "cubic", || format!("expected beta in (0, 1), found {beta}"))
+            .map_err(|e| Invalid::new(KeyPath::default().key("cubic").key("beta"), e.message))?;
+        check(self.cubic.c > 0.0, "cubic", || "expected C > 0".into())
+            .map_err(|e| Invalid::new(KeyPath::default().key("cubic").key("c"), e.message))?;
         let v = self.vegas;
         check(v.alpha >= 0.0 && v.alpha <= v.beta && v.gamma >= 0.0, "vegas", || {
-            format!("expected 0 <= alpha <= beta and gamma >= 0, found alpha {} beta {} gamma {}", v.alpha, v.beta, v.gamma)
+            format!(
+                "expected 0 <= alpha <= beta and gamma >= 0, found alpha {} beta {} gamma {}",
+                v.alpha, v.beta, v.gamma
+            )
         })
     }
 }

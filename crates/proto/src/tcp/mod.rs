@@ -51,7 +51,12 @@ pub struct Connection {
 impl Connection {
     /// The same connection seen from the other end.
     pub fn reversed(self) -> Connection {
-        Connection { local_port: self.remote_port, remote_port: self.local_port, local_isn: self.remote_isn, remote_isn: self.local_isn }
+        Connection {
+            local_port: self.remote_port,
+            remote_port: self.local_port,
+            local_isn: self.remote_isn,
+            remote_isn: self.local_isn,
+        }
     }
 }
 

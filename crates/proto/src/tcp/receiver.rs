@@ -223,7 +223,11 @@ impl TcpReceiver {
                 }
                 _ => {
                     let piece_end = next.map_or(end, |(h_start, _)| h_start.min(end));
-                    let piece = if (cur, piece_end) == (start, end) { data.clone() } else { data.slice((cur - start) as usize, (piece_end - start) as usize) };
+                    let piece = if (cur, piece_end) == (start, end) {
+                        data.clone()
+                    } else {
+                        data.slice((cur - start) as usize, (piece_end - start) as usize)
+                    };
                     self.held.insert(i, Held { start: cur, end: piece_end, data: piece });
                     fresh = true;
                     cur = piece_end;
@@ -354,7 +358,9 @@ mod tests {
         r.handle_segment(now, &seg(3));
         let acks = drain(&mut r);
         assert_eq!(acks.len(), 4);
-        assert!(acks.iter().all(|a| a.ack == 100 && a.window == 1000 && a.seq == 7 && (a.src_port, a.dst_port) == (2, 1)));
+        assert!(acks
+            .iter()
+            .all(|a| a.ack == 100 && a.window == 1000 && a.seq == 7 && (a.src_port, a.dst_port) == (2, 1)));
         assert_eq!(blocks(&acks[3]), vec![(200, 400), (500, 600)]);
         r.handle_segment(now, &seg(1));
         let a = drain(&mut r);
@@ -363,7 +369,10 @@ mod tests {
         r.handle_segment(now, &seg(2)); // duplicate
         assert_eq!(drain(&mut r).len(), 1);
         let d: Vec<_> = std::iter::from_fn(|| r.poll_delivery()).collect();
-        assert_eq!(d.iter().map(|d| (d.offset, d.data.len())).collect::<Vec<_>>(), vec![(0, 100), (100, 100), (200, 100), (300, 100)]);
+        assert_eq!(
+            d.iter().map(|d| (d.offset, d.data.len())).collect::<Vec<_>>(),
+            vec![(0, 100), (100, 100), (200, 100), (300, 100)]
+        );
         assert_eq!(d[3].data, Data::Virtual { len: 100, offset: 300 });
         // Beyond rcv_nxt + window (400 + 1000): discarded.
         r.handle_segment(now, &seg(14));
@@ -386,7 +395,10 @@ mod tests {
         let acks = drain(&mut r);
         assert_eq!(acks.last().unwrap().ack, isn.wrapping_add(400));
         // Newest block first: [100, 200) arrived after [300, 400).
-        assert_eq!(blocks(&acks[1]), vec![(isn.wrapping_add(100), isn.wrapping_add(200)), (isn.wrapping_add(300), isn.wrapping_add(400))]);
+        assert_eq!(
+            blocks(&acks[1]),
+            vec![(isn.wrapping_add(100), isn.wrapping_add(200)), (isn.wrapping_add(300), isn.wrapping_add(400))]
+        );
         let mut got = vec![];
         while let Some(d) = r.poll_delivery() {
             assert_eq!(d.offset, got.len() as u64);

@@ -174,7 +174,8 @@ impl TcpSender {
             let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
             let mut n = 0;
             for b in ack.sack_blocks() {
-                if let (Some(start), Some(end)) = (self.unwrap(b.start, self.snd_una), self.unwrap(b.end, self.snd_una)) {
+                if let (Some(start), Some(end)) = (self.unwrap(b.start, self.snd_una), self.unwrap(b.end, self.snd_una))
+                {
                     blocks[n] = SackBlock { start, end };
                     n += 1;
                 }

@@ -140,7 +140,12 @@ impl Segment {
     pub fn emit(&self, src: Ipv4Addr, dst: Ipv4Addr, buf: &mut [u8]) -> Result<(), WireError> {
         let header = self.header_len();
         if header > 60 {
-            return Err(WireError::Invalid { field: "data offset", offset: 12, expected: "options of at most 40 bytes", found: (header - HEADER_LEN) as u64 });
+            return Err(WireError::Invalid {
+                field: "data offset",
+                offset: 12,
+                expected: "options of at most 40 bytes",
+                found: (header - HEADER_LEN) as u64,
+            });
         }
         let len = self.wire_len();
         need(buf, 0, len, "segment")?;
@@ -182,10 +187,17 @@ impl Segment {
         need(bytes, 0, HEADER_LEN, "header")?;
         let header = (bytes[12] >> 4) as usize * 4;
         if header < HEADER_LEN {
-            return Err(WireError::Invalid { field: "data offset", offset: 12, expected: "at least 5 words", found: (header / 4) as u64 });
+            return Err(WireError::Invalid {
+                field: "data offset",
+                offset: 12,
+                expected: "at least 5 words",
+                found: (header / 4) as u64,
+            });
         }
         need(bytes, 0, header, "options")?;
-        if verify && checksum::finish(checksum::pseudo_header(src, dst, PROTOCOL, bytes.len()) + checksum::sum(bytes)) != 0 {
+        if verify
+            && checksum::finish(checksum::pseudo_header(src, dst, PROTOCOL, bytes.len()) + checksum::sum(bytes)) != 0
+        {
             return Err(WireError::Checksum { what: "TCP segment" });
         }
         let mut seg = Segment::new(u16_at(bytes, 0, "source port")?, u16_at(bytes, 2, "destination port")?);
@@ -212,14 +224,24 @@ fn parse_options(options: &[u8], seg: &mut Segment) -> Result<(), WireError> {
                 };
                 let len = len as usize;
                 if len < 2 || at + len > options.len() {
-                    return Err(WireError::Invalid { field: "option length", offset: offset + 1, expected: "2 or more, within the header", found: len as u64 });
+                    return Err(WireError::Invalid {
+                        field: "option length",
+                        offset: offset + 1,
+                        expected: "2 or more, within the header",
+                        found: len as u64,
+                    });
                 }
                 let body = &options[at + 2..at + len];
                 let expect = |ok: bool, expected: &'static str| {
                     if ok {
                         Ok(())
                     } else {
-                        Err(WireError::Invalid { field: "option length", offset: offset + 1, expected, found: len as u64 })
+                        Err(WireError::Invalid {
+                            field: "option length",
+                            offset: offset + 1,
+                            expected,
+                            found: len as u64,
+                        })
                     }
                 };
                 match kind {
@@ -228,7 +250,10 @@ fn parse_options(options: &[u8], seg: &mut Segment) -> Result<(), WireError> {
                     3 => expect(len == 3, "3 for window scale")?,
                     4 => expect(len == 2, "2 for SACK-permitted")?,
                     5 => {
-                        expect((len - 2).is_multiple_of(8) && (1..=MAX_SACK_BLOCKS).contains(&((len - 2) / 8)), "2 + 8 per block, 1 to 4 blocks, for SACK")?;
+                        expect(
+                            (len - 2).is_multiple_of(8) && (1..=MAX_SACK_BLOCKS).contains(&((len - 2) / 8)),
+                            "2 + 8 per block, 1 to 4 blocks, for SACK",
+                        )?;
                         // A later SACK option replaces an earlier one whole, leaving no stale blocks.
                         seg.sack = [SackBlock::default(); MAX_SACK_BLOCKS];
                         for (i, b) in body.chunks_exact(8).enumerate() {
@@ -307,7 +332,10 @@ mod tests {
         let mut bytes = emit(&s);
         assert!(Segment::parse(&bytes, A, B, true).is_ok());
         assert!(Segment::parse(&bytes, B, A, true).is_ok(), "swapping the addresses keeps the sum");
-        assert_eq!(Segment::parse(&bytes, A, Ipv4Addr::new(10, 0, 0, 3), true), Err(WireError::Checksum { what: "TCP segment" }));
+        assert_eq!(
+            Segment::parse(&bytes, A, Ipv4Addr::new(10, 0, 0, 3), true),
+            Err(WireError::Checksum { what: "TCP segment" })
+        );
         bytes[500] ^= 1;
         assert_eq!(Segment::parse(&bytes, A, B, true), Err(WireError::Checksum { what: "TCP segment" }));
         assert!(Segment::parse(&bytes, A, B, false).is_ok());

@@ -62,11 +62,15 @@ impl TcpNcParams {
 
 impl Validate for TcpNcParams {
     fn validate(&self) -> Result<(), Invalid> {
-        check((1..=8).contains(&self.field), "field", || format!("expected q in 1..=8 for GF(2^q), found {}", self.field))?;
+        check((1..=8).contains(&self.field), "field", || {
+            format!("expected q in 1..=8 for GF(2^q), found {}", self.field)
+        })?;
         if let Some(r) = self.redundancy {
             check((1.0..=100.0).contains(&r), "redundancy", || format!("expected R in [1, 100], found {r}"))?;
         }
-        check((0.0..=10.0).contains(&self.margin), "margin", || format!("expected a margin in [0, 10], found {}", self.margin))?;
+        check((0.0..=10.0).contains(&self.margin), "margin", || {
+            format!("expected a margin in [0, 10], found {}", self.margin)
+        })?;
         check(self.relay_queue > 0, "relay_queue", || "expected at least 1 packet".into())
     }
 }
@@ -77,7 +81,8 @@ pub fn symbol_bytes(tcp: &TcpConfig) -> usize {
 }
 
 fn refuse_udp(tcp: Option<&TcpConfig>) -> Option<String> {
-    tcp.is_none().then(|| "TCP/NC codes TCP flows only: its sink acknowledges what it has seen to a TCP sender".to_string())
+    tcp.is_none()
+        .then(|| "TCP/NC codes TCP flows only: its sink acknowledges what it has seen to a TCP sender".to_string())
 }
 
 fn messages() -> Vec<(Kind, ParseFn)> {

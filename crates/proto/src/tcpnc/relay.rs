@@ -115,7 +115,9 @@ impl Relay {
                 buffer.meta[slot as usize].get_or_insert_with(|| s.clone());
             }
         }
-        let innovative = buffer.decoder.consume(c.start, &c.coefficients, c.symbol.bytes()).unwrap_or(Received::NotInnovative) == Received::Innovative;
+        let innovative =
+            buffer.decoder.consume(c.start, &c.coefficients, c.symbol.bytes()).unwrap_or(Received::NotInnovative)
+                == Received::Innovative;
         // An innovative combination earns R transmissions on the next link.
         // One that is not innovative here earns a single one: upstream sends
         // such redundancy when the sink is short (a TCP retransmission is
@@ -128,7 +130,11 @@ impl Relay {
             buffer.owed.pop_front();
         }
         let credit = r + std::mem::take(&mut buffer.carry);
-        let pivot = if innovative { buffer.decoder.last_pivot() } else { buffer.owed.back().map_or(buffer.decoder.last_pivot(), |d| d.0) };
+        let pivot = if innovative {
+            buffer.decoder.last_pivot()
+        } else {
+            buffer.owed.back().map_or(buffer.decoder.last_pivot(), |d| d.0)
+        };
         buffer.owed.push_back((pivot, credit));
     }
 
@@ -157,7 +163,15 @@ impl Relay {
                 .collect();
             Symbol::Virtual { len: b.symbol_len, members: segments? }
         };
-        let c = Combination { src_port: flow.src_port, dst_port: flow.dst_port, field: self.field, start, coefficients, coding: Coding::Dense, symbol };
+        let c = Combination {
+            src_port: flow.src_port,
+            dst_port: flow.dst_port,
+            field: self.field,
+            start,
+            coefficients,
+            coding: Coding::Dense,
+            symbol,
+        };
         Some(Frame::packet(b.next.neighbour, wire::packet(flow.src, flow.dst, Box::new(c))))
     }
 }
@@ -200,13 +214,19 @@ impl HopLayer for Relay {
         // The flows owed a combination on this interface, in turn after the last served.
         let after = self.turn[id];
         let due = |(&f, b): (&FlowKey, &FlowBuffer)| (b.next.iface == id && !b.owed.is_empty()).then_some(f);
-        let flow = self.flows.iter().filter_map(due).find(|&f| after.is_none_or(|a| f > a)).or_else(|| self.flows.iter().filter_map(due).next())?;
+        let flow = self
+            .flows
+            .iter()
+            .filter_map(due)
+            .find(|&f| after.is_none_or(|a| f > a))
+            .or_else(|| self.flows.iter().filter_map(due).next())?;
         self.turn[id] = Some(flow);
         self.recode(flow)
     }
 
     fn held(&self, id: IfaceId) -> usize {
-        let owed: f64 = self.flows.values().filter(|b| b.next.iface == id).flat_map(|b| b.owed.iter().map(|o| o.1)).sum();
+        let owed: f64 =
+            self.flows.values().filter(|b| b.next.iface == id).flat_map(|b| b.owed.iter().map(|o| o.1)).sum();
         self.passing[id].len() + owed.floor() as usize
     }
 }

@@ -34,7 +34,8 @@ impl NcSink {
     pub fn new(params: &TcpNcParams, tcp: &TcpConfig, flow: FlowKey, real_payloads: bool) -> NcSink {
         let field = Field::new(params.field).expect("checked parameters");
         NcSink {
-            decoder: SlidingDecoder::new(field, if real_payloads { symbol_bytes(tcp) } else { 0 }).expect("checked parameters"),
+            decoder: SlidingDecoder::new(field, if real_payloads { symbol_bytes(tcp) } else { 0 })
+                .expect("checked parameters"),
             flow,
             window_bytes: tcp.window_bytes().min(u32::MAX as u64) as u32,
             real_payloads,
@@ -68,7 +69,8 @@ impl NcSink {
     fn receive(&mut self, c: &Combination) {
         self.decoder.forget_below(c.start);
         self.learn(c);
-        let received = self.decoder.consume(c.start, &c.coefficients, c.symbol.bytes()).unwrap_or(Received::NotInnovative);
+        let received =
+            self.decoder.consume(c.start, &c.coefficients, c.symbol.bytes()).unwrap_or(Received::NotInnovative);
         if received == Received::NotInnovative {
             self.not_innovative += 1;
             return;
@@ -95,7 +97,12 @@ impl NcSink {
             };
             self.to_transport.push_back(Packet::new(self.flow.src, self.flow.dst, Payload::Tcp(segment)));
         }
-        let ack = Ack { src_port: self.flow.dst_port, dst_port: self.flow.src_port, seen: self.decoder.first_unseen(), window: self.window_bytes };
+        let ack = Ack {
+            src_port: self.flow.dst_port,
+            dst_port: self.flow.src_port,
+            seen: self.decoder.first_unseen(),
+            window: self.window_bytes,
+        };
         self.to_network.push_back(wire::packet(self.flow.dst, self.flow.src, Box::new(ack)));
         // Metadata below the decoder's window is no longer needed.
         let keep_from = self.decoder.next_delivery().saturating_sub(1).min(c.start);

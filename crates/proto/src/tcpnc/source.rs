@@ -43,7 +43,14 @@ pub struct NcSource {
 
 impl NcSource {
     /// `redundancy` is R; `seed` draws the coefficient seeds.
-    pub fn new(params: &TcpNcParams, tcp: &TcpConfig, flow: FlowKey, redundancy: f64, real_payloads: bool, seed: u64) -> NcSource {
+    pub fn new(
+        params: &TcpNcParams,
+        tcp: &TcpConfig,
+        flow: FlowKey,
+        redundancy: f64,
+        real_payloads: bool,
+        seed: u64,
+    ) -> NcSource {
         let field = Field::new(params.field).expect("checked parameters");
         let symbol_bytes = symbol_bytes(tcp);
         NcSource {
@@ -54,7 +61,8 @@ impl NcSource {
             credit: 0.0,
             real_payloads,
             symbol_bytes,
-            encoder: SlidingEncoder::new(field, if real_payloads { symbol_bytes } else { 0 }).expect("checked parameters"),
+            encoder: SlidingEncoder::new(field, if real_payloads { symbol_bytes } else { 0 })
+                .expect("checked parameters"),
             window: VecDeque::new(),
             members: None,
             stream_end: None,
@@ -105,7 +113,15 @@ impl NcSource {
             let members = self.members.get_or_insert_with(|| window.iter().cloned().collect()).clone();
             Symbol::Virtual { len: self.symbol_bytes, members }
         };
-        let c = Combination { src_port: self.flow.src_port, dst_port: self.flow.dst_port, field: self.field, start, coefficients, coding: Coding::Seeded(seed), symbol };
+        let c = Combination {
+            src_port: self.flow.src_port,
+            dst_port: self.flow.dst_port,
+            field: self.field,
+            start,
+            coefficients,
+            coding: Coding::Seeded(seed),
+            symbol,
+        };
         self.combinations_sent += 1;
         wire::packet(self.flow.src, self.flow.dst, Box::new(c))
     }

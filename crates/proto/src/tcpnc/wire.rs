@@ -60,12 +60,24 @@ impl Combination {
         let view = codec_wire::Packet::new_checked(bytes)?;
         let repr = codec_wire::Repr::parse(&view)?;
         let Some(start) = repr.window_start else {
-            return Err(WireError::Invalid { field: "flags", offset: 1, expected: "the sliding-window flag", found: bytes[1] as u64 });
+            return Err(WireError::Invalid {
+                field: "flags",
+                offset: 1,
+                expected: "the sliding-window flag",
+                found: bytes[1] as u64,
+            });
         };
         let coding = match repr.coding {
             codec_wire::Coding::Seeded { seed } => Coding::Seeded(seed),
             codec_wire::Coding::Dense(_) => Coding::Dense,
-            codec_wire::Coding::Systematic { .. } => return Err(WireError::Invalid { field: "flags", offset: 1, expected: "seeded or dense coefficients", found: bytes[1] as u64 }),
+            codec_wire::Coding::Systematic { .. } => {
+                return Err(WireError::Invalid {
+                    field: "flags",
+                    offset: 1,
+                    expected: "seeded or dense coefficients",
+                    found: bytes[1] as u64,
+                })
+            }
         };
         let mut coefficients = Vec::new();
         repr.coefficients_into(&mut coefficients)?;
@@ -100,7 +112,12 @@ impl Message for Combination {
                 codec_wire::Coding::Dense(&packed)
             }
         };
-        let symbols = u16::try_from(self.coefficients.len()).map_err(|_| WireError::Invalid { field: "symbol count", offset: 3, expected: "at most 65535", found: self.coefficients.len() as u64 })?;
+        let symbols = u16::try_from(self.coefficients.len()).map_err(|_| WireError::Invalid {
+            field: "symbol count",
+            offset: 3,
+            expected: "at most 65535",
+            found: self.coefficients.len() as u64,
+        })?;
         let repr = codec_wire::Repr {
             field: self.field,
             generation: (self.src_port as u32) << 16 | self.dst_port as u32,
@@ -138,7 +155,12 @@ impl Ack {
         if bytes[0] != 1 {
             return Err(WireError::Invalid { field: "version", offset: 0, expected: "1", found: bytes[0] as u64 });
         }
-        Ok(Ack { src_port: u16_at(bytes, 2, "source port")?, dst_port: u16_at(bytes, 4, "destination port")?, seen: u64_at(bytes, 8, "seen")?, window: u32_at(bytes, 16, "window")? })
+        Ok(Ack {
+            src_port: u16_at(bytes, 2, "source port")?,
+            dst_port: u16_at(bytes, 4, "destination port")?,
+            seen: u64_at(bytes, 8, "seen")?,
+            window: u32_at(bytes, 16, "window")?,
+        })
     }
 }
 
@@ -196,9 +218,9 @@ pub fn packet(src: Ipv4Addr, dst: Ipv4Addr, message: Box<dyn Message>) -> Packet
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
     use crate::data::Data;
     use crate::tcp::Flags;
+    use std::sync::Arc;
 
     #[test]
     fn both_messages_round_trip() {
@@ -215,9 +237,20 @@ mod tests {
         c.emit(&mut buf).unwrap();
         assert_eq!(buf.len(), 17 + 3 + 40);
         let back = Combination::parse(&buf).unwrap();
-        assert_eq!((back.src_port, back.dst_port, back.start, &back.coefficients, back.coding.clone()), (10_001, 5001, 1 << 40, &c.coefficients, Coding::Dense));
+        assert_eq!(
+            (back.src_port, back.dst_port, back.start, &back.coefficients, back.coding.clone()),
+            (10_001, 5001, 1 << 40, &c.coefficients, Coding::Dense)
+        );
         assert_eq!(back.symbol.bytes(), c.symbol.bytes());
-        let seeded = Combination { coding: Coding::Seeded(77), coefficients: { let mut v = vec![0; 3]; ncmesh_codec::coefficients::generate(c.field, 77, &mut v); v }, ..c.clone() };
+        let seeded = Combination {
+            coding: Coding::Seeded(77),
+            coefficients: {
+                let mut v = vec![0; 3];
+                ncmesh_codec::coefficients::generate(c.field, 77, &mut v);
+                v
+            },
+            ..c.clone()
+        };
         let mut buf = vec![0; seeded.wire_len()];
         seeded.emit(&mut buf).unwrap();
         assert_eq!(buf.len(), 17 + 8 + 40);

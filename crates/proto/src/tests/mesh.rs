@@ -5,11 +5,11 @@
 
 use super::SplitMix64;
 use crate::frame::Frame;
+use crate::node::DropTail;
 use crate::node::{Forwarding, HopLayer, IfaceId, Interface, InterfaceInfo, NextHop, Node, NodeConfig, Outcome};
 use crate::packet::{FlowKey, Packet, Parsers};
 use crate::scheme::{FlowInfo, HopContext};
 use crate::time::{Duration, Instant};
-use crate::node::DropTail;
 use std::fmt;
 use std::net::Ipv4Addr;
 use std::sync::Arc;
@@ -101,10 +101,24 @@ impl MeshBuilder {
         }
         let nodes = (0..self.nodes)
             .map(|i| {
-                let ctx = HopContext { addr: addr(i), interfaces: &infos[i], flows: &self.flows, seed: seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9), real_payloads: self.real_payloads, parsers: &self.parsers };
+                let ctx = HopContext {
+                    addr: addr(i),
+                    interfaces: &infos[i],
+                    flows: &self.flows,
+                    seed: seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9),
+                    real_payloads: self.real_payloads,
+                    parsers: &self.parsers,
+                };
                 let layer = hop(i, &ctx).unwrap_or_else(|| Box::new(Forwarding));
-                let ifaces = infos[i].iter().map(|info| Interface::new(info.clone(), Box::new(DropTail::new(info.queue)))).collect();
-                Node::new(NodeConfig { addr: addr(i), real_payloads: self.real_payloads, parsers: self.parsers.clone() }, ifaces, layer)
+                let ifaces = infos[i]
+                    .iter()
+                    .map(|info| Interface::new(info.clone(), Box::new(DropTail::new(info.queue))))
+                    .collect();
+                Node::new(
+                    NodeConfig { addr: addr(i), real_payloads: self.real_payloads, parsers: self.parsers.clone() },
+                    ifaces,
+                    layer,
+                )
             })
             .collect();
         let mut tx = vec![Vec::new(); self.nodes];
@@ -114,7 +128,17 @@ impl MeshBuilder {
             tx[n].resize(len, usize::MAX);
             tx[n][iface] = p;
         }
-        Mesh { now: Instant::ZERO, nodes, pipes, tx, delivered: vec![Vec::new(); self.nodes], rng: SplitMix64(seed), lost: 0, drop: Box::new(|_, _, _| false), mangle: None }
+        Mesh {
+            now: Instant::ZERO,
+            nodes,
+            pipes,
+            tx,
+            delivered: vec![Vec::new(); self.nodes],
+            rng: SplitMix64(seed),
+            lost: 0,
+            drop: Box::new(|_, _, _| false),
+            mangle: None,
+        }
     }
 }
 
@@ -136,7 +160,11 @@ pub struct Mesh {
 
 impl fmt::Debug for Mesh {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Mesh").field("now", &self.now).field("nodes", &self.nodes.len()).field("lost", &self.lost).finish()
+        f.debug_struct("Mesh")
+            .field("now", &self.now)
+            .field("nodes", &self.nodes.len())
+            .field("lost", &self.lost)
+            .finish()
     }
 }
 
@@ -153,7 +181,11 @@ impl Mesh {
 
     /// The interface of node `from` that reaches node `to`.
     pub fn iface_to(&self, from: usize, to: usize) -> IfaceId {
-        self.nodes[from].interfaces().iter().position(|i| i.info.neighbours.contains(&addr(to))).expect("the nodes are linked")
+        self.nodes[from]
+            .interfaces()
+            .iter()
+            .position(|i| i.info.neighbours.contains(&addr(to)))
+            .expect("the nodes are linked")
     }
 
     /// Frames the link from node `from` to node `to` has carried.
@@ -205,7 +237,8 @@ impl Mesh {
         for p in 0..self.pipes.len() {
             let (n, iface) = self.pipes[p].to;
             let pipe = &mut self.pipes[p];
-            let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut pipe.in_flight).into_iter().partition(|(t, _)| *t <= now);
+            let (due, later): (Vec<_>, Vec<_>) =
+                std::mem::take(&mut pipe.in_flight).into_iter().partition(|(t, _)| *t <= now);
             pipe.in_flight = later;
             for (_, frame) in due {
                 self.nodes[n].handle_frame(now, iface, frame, true);

@@ -199,7 +199,8 @@ impl Pair {
 
     /// A pair whose ends start their sequence numbers at `sender_isn` and `receiver_isn`.
     pub fn with_isns(config: &TcpConfig, sender_isn: u32, receiver_isn: u32, forward: Link, reverse: Link) -> Pair {
-        let conn = Connection { local_port: 10_000, remote_port: 5001, local_isn: sender_isn, remote_isn: receiver_isn };
+        let conn =
+            Connection { local_port: 10_000, remote_port: 5001, local_isn: sender_isn, remote_isn: receiver_isn };
         Pair {
             now: Instant::ZERO,
             sender: TcpSender::new(config, conn),

@@ -27,12 +27,22 @@ impl<T: AsRef<[u8]>> Packet<T> {
         }
         let header_len = (first & 0x0F) as usize * 4;
         if header_len < HEADER_LEN {
-            return Err(WireError::Invalid { field: "header length", offset: 0, expected: "at least 5 words", found: (header_len / 4) as u64 });
+            return Err(WireError::Invalid {
+                field: "header length",
+                offset: 0,
+                expected: "at least 5 words",
+                found: (header_len / 4) as u64,
+            });
         }
         need(bytes, 0, header_len, "header")?;
         let total = u16_at(bytes, 2, "total length")? as usize;
         if total < header_len {
-            return Err(WireError::Invalid { field: "total length", offset: 2, expected: "at least the header length", found: total as u64 });
+            return Err(WireError::Invalid {
+                field: "total length",
+                offset: 2,
+                expected: "at least the header length",
+                found: total as u64,
+            });
         }
         need(bytes, 0, total, "payload")?;
         Ok(Packet { buffer })
@@ -111,9 +121,20 @@ impl Repr {
         }
         let fragment = packet.fragment();
         if fragment & 0x3FFF != 0 {
-            return Err(WireError::Invalid { field: "flags and fragment offset", offset: 6, expected: "an unfragmented datagram", found: fragment as u64 });
+            return Err(WireError::Invalid {
+                field: "flags and fragment offset",
+                offset: 6,
+                expected: "an unfragmented datagram",
+                found: fragment as u64,
+            });
         }
-        Ok(Repr { src: packet.src(), dst: packet.dst(), protocol: packet.protocol(), ttl: packet.ttl(), payload_len: packet.total_len() - packet.header_len() })
+        Ok(Repr {
+            src: packet.src(),
+            dst: packet.dst(),
+            protocol: packet.protocol(),
+            ttl: packet.ttl(),
+            payload_len: packet.total_len() - packet.header_len(),
+        })
     }
 
     pub fn buffer_len(&self) -> usize {
@@ -124,7 +145,12 @@ impl Repr {
     pub fn emit(&self, buf: &mut [u8]) -> Result<(), WireError> {
         let total = self.buffer_len();
         if total > u16::MAX as usize {
-            return Err(WireError::Invalid { field: "total length", offset: 2, expected: "at most 65535", found: total as u64 });
+            return Err(WireError::Invalid {
+                field: "total length",
+                offset: 2,
+                expected: "at most 65535",
+                found: total as u64,
+            });
         }
         need(buf, 0, HEADER_LEN, "header")?;
         let h = &mut buf[..HEADER_LEN];
@@ -175,11 +201,23 @@ mod tests {
         assert!(matches!(Packet::new_checked(&bad[..]), Err(WireError::Invalid { field: "version", .. })));
         let mut bad = buf.clone();
         bad[15] ^= 1;
-        assert_eq!(Repr::parse(&Packet::new_checked(&bad[..]).unwrap()), Err(WireError::Checksum { what: "IPv4 header" }));
+        assert_eq!(
+            Repr::parse(&Packet::new_checked(&bad[..]).unwrap()),
+            Err(WireError::Checksum { what: "IPv4 header" })
+        );
         let mut bad = buf.clone();
         bad[6] = 0x20; // MF
-        let c = checksum::finish(checksum::sum(&{ let mut h = bad[..20].to_vec(); h[10] = 0; h[11] = 0; h })).to_be_bytes();
+        let c = checksum::finish(checksum::sum(&{
+            let mut h = bad[..20].to_vec();
+            h[10] = 0;
+            h[11] = 0;
+            h
+        }))
+        .to_be_bytes();
         bad[10..12].copy_from_slice(&c);
-        assert!(matches!(Repr::parse(&Packet::new_checked(&bad[..]).unwrap()), Err(WireError::Invalid { field: "flags and fragment offset", .. })));
+        assert!(matches!(
+            Repr::parse(&Packet::new_checked(&bad[..]).unwrap()),
+            Err(WireError::Invalid { field: "flags and fragment offset", .. })
+        ));
     }
 }

@@ -39,10 +39,12 @@ pub enum WireError {
 
 /// Reads `N` bytes at `at`, naming `field` if they are not there.
 pub fn field<const N: usize>(bytes: &[u8], at: usize, field: &'static str) -> Result<[u8; N], WireError> {
-    bytes
-        .get(at..at + N)
-        .map(|b| b.try_into().expect("the slice has N bytes"))
-        .ok_or(WireError::Truncated { field, offset: at, need: N, have: bytes.len().saturating_sub(at) })
+    bytes.get(at..at + N).map(|b| b.try_into().expect("the slice has N bytes")).ok_or(WireError::Truncated {
+        field,
+        offset: at,
+        need: N,
+        have: bytes.len().saturating_sub(at),
+    })
 }
 
 /// A big-endian `u16` at `at`.

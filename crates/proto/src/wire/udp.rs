@@ -31,7 +31,12 @@ impl Datagram {
     pub fn emit(&self, src: Ipv4Addr, dst: Ipv4Addr, buf: &mut [u8]) -> Result<(), WireError> {
         let len = self.wire_len();
         if len > u16::MAX as usize {
-            return Err(WireError::Invalid { field: "length", offset: 4, expected: "at most 65535", found: len as u64 });
+            return Err(WireError::Invalid {
+                field: "length",
+                offset: 4,
+                expected: "at most 65535",
+                found: len as u64,
+            });
         }
         need(buf, 0, len, "datagram")?;
         let data = self.data.bytes().ok_or(WireError::Virtual { what: "UDP datagram" })?;
@@ -53,10 +58,18 @@ impl Datagram {
         need(bytes, 0, HEADER_LEN, "header")?;
         let len = u16_at(bytes, 4, "length")? as usize;
         if len < HEADER_LEN || len > bytes.len() {
-            return Err(WireError::Invalid { field: "length", offset: 4, expected: "between 8 and the IP payload length", found: len as u64 });
+            return Err(WireError::Invalid {
+                field: "length",
+                offset: 4,
+                expected: "between 8 and the IP payload length",
+                found: len as u64,
+            });
         }
         let stored = u16_at(bytes, 6, "checksum")?;
-        if verify && stored != 0 && checksum::finish(checksum::pseudo_header(src, dst, PROTOCOL, len) + checksum::sum(&bytes[..len])) != 0 {
+        if verify
+            && stored != 0
+            && checksum::finish(checksum::pseudo_header(src, dst, PROTOCOL, len) + checksum::sum(&bytes[..len])) != 0
+        {
             return Err(WireError::Checksum { what: "UDP datagram" });
         }
         Ok(Datagram {

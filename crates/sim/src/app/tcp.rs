@@ -20,8 +20,21 @@ pub struct TcpSource {
 }
 
 impl TcpSource {
-    pub fn new(flow: FlowKey, config: &TcpConfig, conn: Connection, bytes: Option<u64>, real_payloads: bool) -> TcpSource {
-        TcpSource { flow, sender: TcpSender::new(config, conn), bytes, min_rto: config.min_rto, real_payloads, high_sent: 0 }
+    pub fn new(
+        flow: FlowKey,
+        config: &TcpConfig,
+        conn: Connection,
+        bytes: Option<u64>,
+        real_payloads: bool,
+    ) -> TcpSource {
+        TcpSource {
+            flow,
+            sender: TcpSender::new(config, conn),
+            bytes,
+            min_rto: config.min_rto,
+            real_payloads,
+            high_sent: 0,
+        }
     }
 }
 

@@ -57,14 +57,19 @@ impl Scenario {
     }
 
     /// As [`Scenario::load`], with the protocols of `registry`.
-    pub fn load_with(registry: Arc<Registry>, source: Source<'_>, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
+    pub fn load_with(
+        registry: Arc<Registry>,
+        source: Source<'_>,
+        overrides: &[(String, String)],
+    ) -> Result<Scenario, ScenarioError> {
         let (text, origin, is_toml) = match source {
             Source::Toml { text, origin } => (text, origin, true),
             Source::Json { text, origin } => (text, origin, false),
         };
         let syntax = |line, message: String| ScenarioError::Syntax { origin: origin.to_string(), line, message };
         let doc: Table = if is_toml {
-            toml::from_str(text).map_err(|e| syntax(e.span().map(|s| line_of(text, s.start)), e.message().trim().to_string()))?
+            toml::from_str(text)
+                .map_err(|e| syntax(e.span().map(|s| line_of(text, s.start)), e.message().trim().to_string()))?
         } else {
             serde_json::from_str(text).map_err(|e| syntax(Some(e.line()), e.to_string()))?
         };
@@ -149,7 +154,8 @@ fn apply_override(doc: &mut Value, key: &str, raw: &str) -> Result<(), ScenarioE
             Value::Table(t) => t.entry(step.to_string()).or_insert_with(|| Value::Table(Table::new())),
             Value::Array(a) => {
                 let len = a.len();
-                let i: usize = step.parse().map_err(|_| fail(format!("{step:?} indexes an array; expected a number")))?;
+                let i: usize =
+                    step.parse().map_err(|_| fail(format!("{step:?} indexes an array; expected a number")))?;
                 a.get_mut(i).ok_or_else(|| fail(format!("index {i} is past the end of an array of {len}")))?
             }
             _ => return Err(fail(format!("{step:?} is inside a value that is not a table or array"))),

@@ -25,7 +25,8 @@ enum NumberOrText<'a> {
 
 fn split_unit(text: &str) -> (&str, &str) {
     let text = text.trim();
-    let end = text.find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))).unwrap_or(text.len());
+    let end =
+        text.find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))).unwrap_or(text.len());
     // "1e6" is a number but "1ms" must not swallow the 'm'; 'e' followed by a letter belongs to the unit.
     (text[..end].trim(), text[end..].trim())
 }
@@ -60,7 +61,9 @@ fn parse_rate(text: &str) -> Result<f64, String> {
 
 impl<'de> Deserialize<'de> for Seconds {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let seconds = match NumberOrText::deserialize(d).map_err(|_| serde::de::Error::custom("expected a time: seconds as a number, or a string such as \"100ms\""))? {
+        let seconds = match NumberOrText::deserialize(d).map_err(|_| {
+            serde::de::Error::custom("expected a time: seconds as a number, or a string such as \"100ms\"")
+        })? {
             NumberOrText::Number(x) => x,
             NumberOrText::Text(t) => parse_seconds(&t).map_err(serde::de::Error::custom)?,
         };
@@ -73,7 +76,9 @@ impl<'de> Deserialize<'de> for Seconds {
 
 impl<'de> Deserialize<'de> for Rate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let bps = match NumberOrText::deserialize(d).map_err(|_| serde::de::Error::custom("expected a rate: bit/s as a number, or a string such as \"1Mbps\""))? {
+        let bps = match NumberOrText::deserialize(d).map_err(|_| {
+            serde::de::Error::custom("expected a rate: bit/s as a number, or a string such as \"1Mbps\"")
+        })? {
             NumberOrText::Number(x) => x,
             NumberOrText::Text(t) => parse_rate(&t).map_err(serde::de::Error::custom)?,
         };

@@ -37,7 +37,13 @@ pub(crate) fn validate(spec: &ScenarioSpec, registry: &Registry) -> Result<BTree
         if registry.queue(name).is_some() {
             Ok(())
         } else {
-            fail(path, format!("no queue discipline {name:?}; expected one of {:?}", registry.queue_names().collect::<Vec<_>>()))
+            fail(
+                path,
+                format!(
+                    "no queue discipline {name:?}; expected one of {:?}",
+                    registry.queue_names().collect::<Vec<_>>()
+                ),
+            )
         }
     };
 
@@ -126,12 +132,19 @@ pub(crate) fn validate(spec: &ScenarioSpec, registry: &Registry) -> Result<BTree
         }
         let is_tcp = matches!(flow.app, AppKind::Bulk | AppKind::Sized);
         match flow.app {
-            AppKind::Sized if flow.bytes.is_none_or(|b| b == 0) => fail(at.key("bytes"), "a sized transfer needs `bytes` > 0")?,
-            AppKind::Cbr | AppKind::OnOff if flow.rate.is_none() => fail(at.key("rate"), "a UDP application needs a `rate`")?,
-            AppKind::Cbr | AppKind::OnOff if flow.packet_size < 8 => {
-                fail(at.key("packet_size"), "expected at least 8 bytes: the first 8 say where a datagram sits in the flow's stream")?
+            AppKind::Sized if flow.bytes.is_none_or(|b| b == 0) => {
+                fail(at.key("bytes"), "a sized transfer needs `bytes` > 0")?
             }
-            AppKind::OnOff if flow.on_time.0.as_nanos() == 0 => fail(at.key("on_time"), "expected a positive mean on time")?,
+            AppKind::Cbr | AppKind::OnOff if flow.rate.is_none() => {
+                fail(at.key("rate"), "a UDP application needs a `rate`")?
+            }
+            AppKind::Cbr | AppKind::OnOff if flow.packet_size < 8 => fail(
+                at.key("packet_size"),
+                "expected at least 8 bytes: the first 8 say where a datagram sits in the flow's stream",
+            )?,
+            AppKind::OnOff if flow.on_time.0.as_nanos() == 0 => {
+                fail(at.key("on_time"), "expected a positive mean on time")?
+            }
             _ => {}
         }
         flow.tcp.validate().map_err(|e| e.under(&at.key("tcp")))?;
@@ -139,8 +152,13 @@ pub(crate) fn validate(spec: &ScenarioSpec, registry: &Registry) -> Result<BTree
             let scheme = (name != NONE).then(|| registry.scheme(name));
             match scheme {
                 None => {}
-                Some(None) => fail(at.key("coding"), format!("no coding scheme {name:?}; expected one of {:?}", known(registry)))?,
-                Some(Some(s)) if !s.codes_ends() => fail(at.key("coding"), format!("{name:?} codes per hop, not at the ends of flows; choose it with coding.scheme"))?,
+                Some(None) => {
+                    fail(at.key("coding"), format!("no coding scheme {name:?}; expected one of {:?}", known(registry)))?
+                }
+                Some(Some(s)) if !s.codes_ends() => fail(
+                    at.key("coding"),
+                    format!("{name:?} codes per hop, not at the ends of flows; choose it with coding.scheme"),
+                )?,
                 Some(Some(s)) => {
                     if let Some(why) = s.refuse_flow(&params[s.params_key()], is_tcp.then_some(&flow.tcp)) {
                         fail(at.key("coding"), why)?;
@@ -179,7 +197,10 @@ pub(crate) fn validate(spec: &ScenarioSpec, registry: &Registry) -> Result<BTree
                 forward.push(nodes);
             }
             if let Some(j) = first_cycle(spec.nodes.len(), &forward) {
-                fail(at.index(j), "the path crosses an earlier path in the opposite direction, so packets switching paths could loop")?;
+                fail(
+                    at.index(j),
+                    "the path crosses an earlier path in the opposite direction, so packets switching paths could loop",
+                )?;
             }
             // Links are full duplex, so reversed paths are linked and loop-free too.
             continue;
@@ -211,7 +232,10 @@ pub(crate) fn validate(spec: &ScenarioSpec, registry: &Registry) -> Result<BTree
 
     let samples = duration.as_nanos() / spec.probes.interval.0.as_nanos().max(1);
     if spec.probes.interval.0.as_nanos() == 0 || samples > 10_000_000 {
-        fail(root.key("probes").key("interval"), format!("expected a positive interval giving at most 10 million samples over the run, found {samples}"))?;
+        fail(
+            root.key("probes").key("interval"),
+            format!("expected a positive interval giving at most 10 million samples over the run, found {samples}"),
+        )?;
     }
     if let super::QueueProbe::Links(links) = &spec.probes.queues {
         for (j, [a, b]) in links.iter().enumerate() {
@@ -238,7 +262,10 @@ fn coding_params(spec: &ScenarioSpec, registry: &Registry) -> Result<BTreeMap<St
     let tables = registry.params_tables();
     for key in spec.coding.params.keys() {
         if !tables.iter().any(|s| s.params_key() == key) {
-            let expected: Vec<&str> = ["scheme", "hop_nodes", "hop_classes"].into_iter().chain(tables.iter().map(|s| s.params_key())).collect();
+            let expected: Vec<&str> = ["scheme", "hop_nodes", "hop_classes"]
+                .into_iter()
+                .chain(tables.iter().map(|s| s.params_key()))
+                .collect();
             fail(at.key(key), format!("unknown field `{key}`, expected one of {expected:?}"))?;
         }
     }
