@@ -32,9 +32,15 @@ def test_importing_the_command_line_loads_no_heavy_library():
 
 def imported_modules(*args: str) -> set[str]:
     """The modules a command imports, from ``python -X importtime``."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "ncmesh.cli", *args], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "ncmesh.cli", *args], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    return {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:") and "|" in line}
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
 
 
 def test_run_and_help_load_no_heavy_library():

@@ -91,7 +91,7 @@ def leading_positions(rows: list[list[int]], g: int) -> set[int]:
         v = [0] * g
         for k, row in enumerate(rows):
             if mask >> k & 1:
-                v = [a ^ b for a, b in zip(v, row)]
+                v = [a ^ b for a, b in zip(v, row, strict=True)]
         if any(v):
             lead.add(next(i for i, x in enumerate(v) if x))
     return lead
@@ -233,14 +233,16 @@ def test_benchmark_tables_put_each_rate_in_its_row_and_column():
     def row(impl, op, field, g, mb):
         return {"impl": impl, "op": op, "field": field, "g": g, "symbol_bytes": 1500, "mb_per_s": mb}
 
-    rows = with_ratios([
-        row("ncmesh", "encode", "gf256", 16, 3000.0),
-        row("rlnc-simdx", "encode", "gf256", 16, 1000.0),
-        row("rlnc", "encode", "gf256", 16, 1500.0),
-        row("ncmesh", "encode", "gf2", 16, 12000.0),
-        row("ncmesh-python", "decode", "gf256", 64, 45.0),
-        row("ncmesh", "decode", "gf256", 64, 50.0),
-    ])
+    rows = with_ratios(
+        [
+            row("ncmesh", "encode", "gf256", 16, 3000.0),
+            row("rlnc-simdx", "encode", "gf256", 16, 1000.0),
+            row("rlnc", "encode", "gf256", 16, 1500.0),
+            row("ncmesh", "encode", "gf2", 16, 12000.0),
+            row("ncmesh-python", "decode", "gf256", 64, 45.0),
+            row("ncmesh", "decode", "gf256", 64, 50.0),
+        ]
+    )
     lines = markdown(rows).splitlines()
     # The best peer is rlnc here, whichever column it sits in.
     assert "| encode | 16 | 3,000 | 1,000 | 1,500 | – | 2.00x |" in lines

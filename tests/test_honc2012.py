@@ -62,15 +62,26 @@ def test_reproduce_json_has_one_row_per_scheme_loss_and_scenario(tmp_path, monke
     rows = json.loads(result.stdout)["rows"]
     schemes = ("tcp", "tcpnc-e2e", "tcpnc-hbh", "honc")
     assert {(r["scheme"], r["scenario"], r["loss"]) for r in rows} == (
-        {(s, "single", p) for s in schemes for p in (0.0, 0.2)} | {(s, "multi", 0.35) for s in schemes})
+        {(s, "single", p) for s in schemes for p in (0.0, 0.2)} | {(s, "multi", 0.35) for s in schemes}
+    )
     for r in rows:
         assert r["seeds"] == 1
         assert set(r) == {"scheme", "scenario", "loss", "throughput_bps", "delay_mean_s", "delay_std_s", "seeds"}
     multi = {r["scheme"]: r for r in rows if r["scenario"] == "multi"}
     # Section 6.2.1: HONC spreads the red flows over both paths, TCP/NC end to end cannot.
     assert multi["honc"]["throughput_bps"] > 3 * multi["tcpnc-e2e"]["throughput_bps"]
-    for name in ("honc2012-fig5.png", "honc2012-fig5.svg", "honc2012-fig6-7.png", "honc2012-fig5.csv", "honc2012-claims.csv",
-                 "honc2012-fig8.png", "honc2012-fig8.svg", "honc2012-fig8.csv", "honc2012-fig8c.csv", "honc2012-fig8d.csv"):
+    for name in (
+        "honc2012-fig5.png",
+        "honc2012-fig5.svg",
+        "honc2012-fig6-7.png",
+        "honc2012-fig5.csv",
+        "honc2012-claims.csv",
+        "honc2012-fig8.png",
+        "honc2012-fig8.svg",
+        "honc2012-fig8.csv",
+        "honc2012-fig8c.csv",
+        "honc2012-fig8d.csv",
+    ):
         assert (tmp_path / name).stat().st_size > 0
     claims = pd.read_csv(tmp_path / "honc2012-claims.csv").set_index("claim")
     multipath = claims.loc["TCP-HONC / TCP/NC end-to-end, multipath throughput"]

@@ -3,9 +3,8 @@
 import json
 
 import pytest
-from typer.testing import CliRunner
-
 import typer
+from typer.testing import CliRunner
 
 from ncmesh.cli import model as models_cli
 from ncmesh.models import markov
@@ -46,13 +45,16 @@ def test_markov_json_has_the_documented_keys_and_model_values():
     assert 0.99 < out["absorbing_mass"] <= 1.0
 
 
-@pytest.mark.parametrize("args,name", [
-    (["markov", "--p", "1.5"], "p"),
-    (["markov", "--R", "0.5"], "R"),
-    (["markov", "--M", "1"], "M"),
-    (["padhye", "--b", "0"], "b"),
-    (["honc", "--n", "0"], "n"),
-])
+@pytest.mark.parametrize(
+    "args,name",
+    [
+        (["markov", "--p", "1.5"], "p"),
+        (["markov", "--R", "0.5"], "R"),
+        (["markov", "--M", "1"], "M"),
+        (["padhye", "--b", "0"], "b"),
+        (["honc", "--n", "0"], "n"),
+    ],
+)
 def test_bad_parameters_exit_nonzero_with_one_line(args, name):
     res = run(*args)
     assert res.exit_code != 0
@@ -66,8 +68,9 @@ def test_unknown_topology_is_one_line():
     assert res.exit_code != 0 and "topology must be one of" in res.output
 
 
-@pytest.mark.parametrize("args", [["markov", "--cwmax", "20"], ["padhye"], ["honc"], ["kim"], ["abouzeid"],
-                                  ["num", "--iterations", "300"]])
+@pytest.mark.parametrize(
+    "args", [["markov", "--cwmax", "20"], ["padhye"], ["honc"], ["kim"], ["abouzeid"], ["num", "--iterations", "300"]]
+)
 def test_plot_writes_a_png(tmp_path, args):
     f = tmp_path / "fig.png"
     res = run(*args, "--plot", str(f))

@@ -40,8 +40,9 @@ def test_eq8_is_ratio_of_6_and_7_and_one_at_zero_loss():
 def test_throughput_gain_hand_value():
     # 4 hops at 35% loss: (0.65)^-3 = 1/0.274625 = 3.6413
     assert honc.throughput_gain(0.35, 4) == pytest.approx(3.6413, abs=1e-4)
-    assert honc.throughput_hop_by_hop(1.0, 0.35) / honc.throughput_end_to_end(1.0, 0.35, 4) == \
-        pytest.approx(honc.throughput_gain(0.35, 4))
+    assert honc.throughput_hop_by_hop(1.0, 0.35) / honc.throughput_end_to_end(1.0, 0.35, 4) == pytest.approx(
+        honc.throughput_gain(0.35, 4)
+    )
     assert honc.throughput_gain([0.1, 0.5], 1) == pytest.approx([1, 1])
 
 
@@ -59,7 +60,8 @@ def test_decoding_probability_limits_and_monte_carlo():
     # One spare packet: L of L+1, by hand (1-p)^(L+1) + (L+1) p (1-p)^L.
     L, p = 8, 0.1
     assert honc.decoding_probability(p, L, (L + 1) / L) == pytest.approx(
-        (1 - p) ** (L + 1) + (L + 1) * p * (1 - p) ** L)
+        (1 - p) ** (L + 1) + (L + 1) * p * (1 - p) ** L
+    )
     rng = np.random.default_rng(0)
     arrivals = (rng.random((100_000, 20)) > 0.25).sum(axis=1)
     assert honc.decoding_probability(0.25, 16, 1.25) == pytest.approx((arrivals >= 16).mean(), abs=0.005)
@@ -78,9 +80,9 @@ def test_codec_pairs_is_least_b_meeting_threshold():
 
 
 def test_honc_refuses_bad_parameters():
-    with pytest.raises(ModelParameterError, match="^n must be an integer"):
+    with pytest.raises(ModelParameterError, match=r"^n must be an integer"):
         honc.delay_one_hop(0.1, 0.1, 0)
-    with pytest.raises(ModelParameterError, match="^R must be"):
+    with pytest.raises(ModelParameterError, match=r"^R must be"):
         honc.decoding_probability(0.1, 8, 0.5)
-    with pytest.raises(ModelParameterError, match="^p must be"):
+    with pytest.raises(ModelParameterError, match=r"^p must be"):
         honc.throughput_gain(1.0, 3)

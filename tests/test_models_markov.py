@@ -73,7 +73,7 @@ def test_expected_period_by_hand():
     # i.e. 6 RTT; with CW_max = 1, E[EW_2] = 1 and E[T_3] = 7 RTT.
     P = markov.state_probabilities(0.1, 50, 3)
     T = markov.expected_period(markov.expected_effective_window(P, 50), 0.5)
-    assert T == pytest.approx([1.0, 1.75, 3.0])
+    assert pytest.approx([1.0, 1.75, 3.0]) == T
     P1 = markov.state_probabilities(0.1, 1, 3)
     T1 = markov.expected_period(markov.expected_effective_window(P1, 1), 1.0)
     assert T1[2] == pytest.approx(7.0)
@@ -134,15 +134,18 @@ def test_vectorised_over_parameters():
     assert r.mean_cwnd[0, 1] == pytest.approx(markov.mean_cwnd(0.05, 40))
 
 
-@pytest.mark.parametrize("kwargs,name", [
-    (dict(p=1.0, cwmax=50, rtt=1), "p"),
-    (dict(p=-0.1, cwmax=50, rtt=1), "p"),
-    (dict(p=0.1, cwmax=50, rtt=1, R=0.9), "R"),
-    (dict(p=0.1, cwmax=50, rtt=1, m=1), "M"),
-    (dict(p=0.1, cwmax=0, rtt=1), "cwmax"),
-    (dict(p=0.1, cwmax=50, rtt=0), "rtt"),
-    (dict(p=[0.1, 2.0], cwmax=50, rtt=1), "p"),
-])
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        ({"p": 1.0, "cwmax": 50, "rtt": 1}, "p"),
+        ({"p": -0.1, "cwmax": 50, "rtt": 1}, "p"),
+        ({"p": 0.1, "cwmax": 50, "rtt": 1, "R": 0.9}, "R"),
+        ({"p": 0.1, "cwmax": 50, "rtt": 1, "m": 1}, "M"),
+        ({"p": 0.1, "cwmax": 0, "rtt": 1}, "cwmax"),
+        ({"p": 0.1, "cwmax": 50, "rtt": 0}, "rtt"),
+        ({"p": [0.1, 2.0], "cwmax": 50, "rtt": 1}, "p"),
+    ],
+)
 def test_bad_parameters_name_themselves(kwargs, name):
     with pytest.raises(ModelParameterError, match=rf"^{name} must be") as e:
         markov.solve(**kwargs)

@@ -57,7 +57,7 @@ def test_optimum_respects_capacity_and_conservation():
 
 
 def test_primal_dual_refuses_bad_parameters():
-    with pytest.raises(ModelParameterError, match="^step must be"):
+    with pytest.raises(ModelParameterError, match=r"^step must be"):
         num.primal_dual(num.alice_bob(), step=0)
-    with pytest.raises(ModelParameterError, match="^capacity of hyperarc"):
+    with pytest.raises(ModelParameterError, match=r"^capacity of hyperarc"):
         num.alice_bob(links={("A", "R"): -1.0})

@@ -5,8 +5,8 @@ import pytest
 
 from ncmesh.models import ModelParameterError, abouzeid, kim, padhye
 
-
 # ---------------------------------------------------------------- Kim
+
 
 def test_kim_closed_form_equals_round_by_round_sum():
     for wmax, b, dur in [(50, 1, 30.0), (10, 2, 100.0), (7.5, 1, 2.0)]:
@@ -29,6 +29,7 @@ def test_kim_masking_condition():
 
 
 # ---------------------------------------------------------------- Padhye
+
 
 def test_padhye_lossless_limit_is_window_limited():
     assert padhye.throughput(0.0, 0.1, 1.0, 20) == pytest.approx(200)
@@ -68,15 +69,16 @@ def test_padhye_timeout_probability_hand_values():
 
 
 def test_padhye_refuses_bad_parameters():
-    with pytest.raises(ModelParameterError, match="^p must be"):
+    with pytest.raises(ModelParameterError, match=r"^p must be"):
         padhye.throughput(1.0, 0.1, 1.0, 10)
-    with pytest.raises(ModelParameterError, match="^b must be"):
+    with pytest.raises(ModelParameterError, match=r"^b must be"):
         padhye.throughput(0.1, 0.1, 1.0, 10, b=0.5)
-    with pytest.raises(ModelParameterError, match="^wmax must be"):
+    with pytest.raises(ModelParameterError, match=r"^wmax must be"):
         padhye.throughput(0.1, 0.1, 1.0, 0)
 
 
 # ---------------------------------------------------------------- Abouzeid
+
 
 def simulate_rounds(p, wmax, rounds, seed):
     """Monte Carlo of the round process the chain describes."""
@@ -84,10 +86,7 @@ def simulate_rounds(p, wmax, rounds, seed):
     w, total = 1, 0
     for _ in range(rounds):
         total += w
-        if rng.random() < (1 - p) ** w:
-            w = min(w + 1, wmax)
-        else:
-            w = max(w // 2, 1)
+        w = min(w + 1, wmax) if rng.random() < (1 - p) ** w else max(w // 2, 1)
     return total / rounds
 
 
@@ -108,5 +107,5 @@ def test_abouzeid_limits_and_monotonicity():
     thr = abouzeid.throughput(np.linspace(0.01, 0.3, 10), 0.5, 50)
     assert np.all(np.diff(thr) < 0)
     assert abouzeid.throughput(0.05, 0.25, 50) == pytest.approx(2 * abouzeid.throughput(0.05, 0.5, 50))
-    with pytest.raises(ModelParameterError, match="^wmax must be an integer"):
+    with pytest.raises(ModelParameterError, match=r"^wmax must be an integer"):
         abouzeid.mean_window(0.1, 2.5)

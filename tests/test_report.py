@@ -23,10 +23,12 @@ SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "honc-single-path
 def store(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("report")
     path = tmp / "sweep.toml"
-    path.write_text(f'scenario = "{os.path.relpath(SCENARIO, tmp)}"\nseeds = 3\n'
-                    'metrics = ["throughput_bps", "delay_mean_s", "fairness"]\n'
-                    '[set]\nduration = "300s"\nprobes.interval = "5s"\n'
-                    '[axes]\n"link_class.wireless.loss" = [0.0, 0.005, 0.01]\n"tcp.variant" = ["reno", "cubic"]\n')
+    path.write_text(
+        f'scenario = "{os.path.relpath(SCENARIO, tmp)}"\nseeds = 3\n'
+        'metrics = ["throughput_bps", "delay_mean_s", "fairness"]\n'
+        '[set]\nduration = "300s"\nprobes.interval = "5s"\n'
+        '[axes]\n"link_class.wireless.loss" = [0.0, 0.005, 0.01]\n"tcp.variant" = ["reno", "cubic"]\n'
+    )
     db = tmp / "r.sqlite"
     report = sweep.run_sweep(path, db, jobs=1)
     assert report.ok == 18
@@ -72,12 +74,27 @@ def test_report_plots_a_chosen_run_and_refuses_an_unknown_one(store, tmp_path):
 def test_report_renders_in_headless_chromium(store, tmp_path):
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium); the report is checked without a browser above")
+        pytest.skip(
+            "chromium is not installed (apt-get install -y chromium); the report is checked without a browser above"
+        )
     out = tmp_path / "report.html"
     assert CliRunner().invoke(app, ["report", str(store), "--out", str(out)]).exit_code == 0
     shot = tmp_path / "shot.png"
-    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1200,2000",
-                    f"--screenshot={shot}", out.as_uri()], check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1200,2000",
+            f"--screenshot={shot}",
+            out.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     pixels = np.asarray(Image.open(shot).convert("L"), dtype=float)
     assert pixels.shape == (2000, 1200)
     assert not_blank(pixels)

@@ -66,7 +66,9 @@ def test_cli_run_json_has_the_documented_keys():
 
 
 def test_cli_run_writes_tables_atomically(tmp_path):
-    result = CliRunner().invoke(app, ["run", "dumbbell", "--set", "duration=10", "--set", "probes.cwnd=true", "--out", str(tmp_path)])
+    result = CliRunner().invoke(
+        app, ["run", "dumbbell", "--set", "duration=10", "--set", "probes.cwnd=true", "--out", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     for name in ("flows", "links", "goodput", "queues", "cwnd"):
         frame = pd.read_parquet(tmp_path / f"{name}.parquet")
@@ -80,7 +82,10 @@ def test_cli_run_writes_tables_atomically(tmp_path):
     ("args", "message"),
     [
         (["run", "no/such.toml"], "cannot read the scenario"),
-        (["run", "chain-6hop"], "chain-6hop: no such file, and no shipped scenario of that name (shipped: chain-5hop, dumbbell,"),
+        (
+            ["run", "chain-6hop"],
+            "chain-6hop: no such file, and no shipped scenario of that name (shipped: chain-5hop, dumbbell,",
+        ),
         (["run", "chain-5hop", "--set", "links.0.lossy=0.1"], "links[0].lossy: unknown field"),
         (["run", "chain-5hop", "--set", "nodes"], "expected KEY=VALUE"),
         (["run", "chain-5hop", "--set", "links.9.loss=0.1"], "past the end"),
@@ -107,9 +112,27 @@ def test_bench_sim_reports_rate_and_memory():
     assert out["events"] > 0 and out["sim_time_s"] == 100
 
 
-FLOW_COLUMNS = ["id", "src", "dst", "app", "goodput_bps", "delivered_bytes", "corrupt_bytes", "acked_bytes", "delay_mean_s", "delay_std_s",
-                "delay_p50_s", "delay_p95_s", "delay_p99_s", "completion_s", "packets_sent", "rtt_mean_s", "rto_mean_s",
-                "retransmits", "timeouts"]
+FLOW_COLUMNS = [
+    "id",
+    "src",
+    "dst",
+    "app",
+    "goodput_bps",
+    "delivered_bytes",
+    "corrupt_bytes",
+    "acked_bytes",
+    "delay_mean_s",
+    "delay_std_s",
+    "delay_p50_s",
+    "delay_p95_s",
+    "delay_p99_s",
+    "completion_s",
+    "packets_sent",
+    "rtt_mean_s",
+    "rto_mean_s",
+    "retransmits",
+    "timeouts",
+]
 
 
 def test_tables_have_their_columns_and_pandas_dtypes_even_when_empty():
@@ -117,12 +140,31 @@ def test_tables_have_their_columns_and_pandas_dtypes_even_when_empty():
     idle = ncmesh.run({**TWO_NODES, "flows": []})
     for r in (probed, idle):
         assert list(r.flows.columns) == FLOW_COLUMNS
-        integers = {"id", "src", "dst", "delivered_bytes", "corrupt_bytes", "acked_bytes", "packets_sent", "retransmits", "timeouts"}
+        integers = {
+            "id",
+            "src",
+            "dst",
+            "delivered_bytes",
+            "corrupt_bytes",
+            "acked_bytes",
+            "packets_sent",
+            "retransmits",
+            "timeouts",
+        }
         for column in FLOW_COLUMNS:
             expected = "int64" if column in integers else ("float64" if column != "app" else None)
             if expected:
                 assert str(r.flows[column].dtype) == expected, column
-        assert list(r.links.columns) == ["from", "to", "class", "transmitted", "transmitted_bytes", "lost", "corrupted", "dropped"]
+        assert list(r.links.columns) == [
+            "from",
+            "to",
+            "class",
+            "transmitted",
+            "transmitted_bytes",
+            "lost",
+            "corrupted",
+            "dropped",
+        ]
         assert list(r.queues.columns) == ["time_s", "from", "to", "packets"]
         assert [str(t) for t in r.queues.dtypes] == ["float64", "int64", "int64", "float64"]
         for name, value in (("goodput", "goodput_bps"), ("cwnd", "cwnd_bytes"), ("rtt", "srtt_s")):
@@ -143,7 +185,10 @@ def test_arrow_tables_share_the_simulators_memory():
     assert goodput.schema.field("flow").type == pa.uint32() and goodput.schema.field("time_s").type == pa.float64()
     # Two imports of the same table read one buffer: the import does not copy.
     again = pa.RecordBatchReader.from_stream(r._given["goodput"]).read_all()
-    assert again.column("goodput_bps").chunk(0).buffers()[1].address == goodput.column("goodput_bps").chunk(0).buffers()[1].address
+    assert (
+        again.column("goodput_bps").chunk(0).buffers()[1].address
+        == goodput.column("goodput_bps").chunk(0).buffers()[1].address
+    )
     assert goodput.column("goodput_bps").to_pylist() == r.goodput.goodput_bps.tolist()
     assert r.flows is r.flows  # built once
 
@@ -158,9 +203,11 @@ def test_summary_is_the_same_from_arrow_and_from_pandas():
 
 
 def test_a_run_and_its_summary_do_not_import_pandas():
-    code = ("import sys, json, ncmesh, ncmesh.paths\n"
-            "r = ncmesh.run(ncmesh.paths.scenario('chain-5hop'), duration=5)\n"
-            "json.dumps(r.summary())\n"
-            "print(sorted(m for m in ('pandas', 'matplotlib', 'scipy') if m in sys.modules))\n")
+    code = (
+        "import sys, json, ncmesh, ncmesh.paths\n"
+        "r = ncmesh.run(ncmesh.paths.scenario('chain-5hop'), duration=5)\n"
+        "json.dumps(r.summary())\n"
+        "print(sorted(m for m in ('pandas', 'matplotlib', 'scipy') if m in sys.modules))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

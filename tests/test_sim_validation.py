@@ -9,7 +9,9 @@ def test_reno_agrees_with_padhye_full_model_within_20_percent():
     table = validation.tcp_against_padhye(duration_s=1500.0, seeds=(1, 2))
     assert list(table.loss) == list(validation.PADHYE_LOSSES)
     for row in table.itertuples():
-        assert 0.8 <= row.ratio <= 1.2, f"p={row.loss}: simulated {row.sim_pkts_per_s:.1f} vs model {row.model_pkts_per_s:.1f} pkt/s"
+        assert 0.8 <= row.ratio <= 1.2, (
+            f"p={row.loss}: simulated {row.sim_pkts_per_s:.1f} vs model {row.model_pkts_per_s:.1f} pkt/s"
+        )
 
 
 def test_chain_goodput_falls_monotonically_with_per_hop_loss():

@@ -49,8 +49,11 @@ def _run(job: tuple[str, str, dict[str, Any], int | None]) -> tuple[str, dict[st
         "flows": [{k: _plain(v) for k, v in row.items()} for row in result.flows.to_dict("records")],
         "links": [{k: _plain(v) for k, v in row.items()} for row in result.links.to_dict("records")],
         "counters": {str(name): int(total) for name, total in result.counters.groupby("name").value.sum().items()},
-        "series": {"goodput": _digest(result.goodput, "goodput_bps"), "queues": _digest(result.queues, "packets"),
-                   "cwnd": _digest(result.cwnd, "cwnd_bytes")},
+        "series": {
+            "goodput": _digest(result.goodput, "goodput_bps"),
+            "queues": _digest(result.queues, "packets"),
+            "cwnd": _digest(result.cwnd, "cwnd_bytes"),
+        },
         "events": int(result.events),
     }
 
@@ -83,11 +86,26 @@ def test_runs_match_their_snapshot(name: str) -> None:
         path.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
     want = json.loads(path.read_text())
     assert sorted(got) == sorted(want), "the set of runs changed"
-    changed = [label for label in want if json.dumps(got[label], sort_keys=True) != json.dumps(want[label], sort_keys=True)]
+    changed = [
+        label for label in want if json.dumps(got[label], sort_keys=True) != json.dumps(want[label], sort_keys=True)
+    ]
     if changed:
         first = changed[0]
-        diffs = [f"{part}[{i}].{k}: {w[k]!r} -> {g.get(k)!r}" for part in ("flows", "links")
-                 for i, (w, g) in enumerate(zip(want[first][part], got[first][part])) for k in w if w[k] != g.get(k)]
-        diffs += [f"counters.{k}: {v!r} -> {got[first]['counters'].get(k)!r}" for k, v in want[first]["counters"].items() if got[first]["counters"].get(k) != v]
-        detail = "; ".join(diffs[:8]) or f"series/events {want[first]['series']} {want[first]['events']} -> {got[first]['series']} {got[first]['events']}"
+        diffs = [
+            f"{part}[{i}].{k}: {w[k]!r} -> {g.get(k)!r}"
+            for part in ("flows", "links")
+            for i, (w, g) in enumerate(zip(want[first][part], got[first][part], strict=True))
+            for k in w
+            if w[k] != g.get(k)
+        ]
+        diffs += [
+            f"counters.{k}: {v!r} -> {got[first]['counters'].get(k)!r}"
+            for k, v in want[first]["counters"].items()
+            if got[first]["counters"].get(k) != v
+        ]
+        detail = (
+            "; ".join(diffs[:8])
+            or f"series/events {want[first]['series']} {want[first]['events']} "
+            f"-> {got[first]['series']} {got[first]['events']}"
+        )
         pytest.fail(f"{len(changed)} of {len(want)} runs differ from {path.name}; first: {first}: {detail}")

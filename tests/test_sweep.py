@@ -34,10 +34,15 @@ def write_sweep(tmp_path: Path, body: str, name: str = "s.toml") -> Path:
         ("seeds = 0\n", 2, "seeds", "at least one seed"),
         ('[axes]\n"tcp.nope" = [1, 2]\n', 3, "tcp.nope", "unknown field `nope`"),
         ("[axes]\ntcp.variant = []\n", 3, "axes.tcp.variant", "at least one value"),
-        ('[axes]\n"link_class.wireless.loss" = { start = 0.0, stop = 0.2 }\n', 3, "axes.link_class.wireless.loss", "exactly one of num"),
+        (
+            '[axes]\n"link_class.wireless.loss" = { start = 0.0, stop = 0.2 }\n',
+            3,
+            "axes.link_class.wireless.loss",
+            "exactly one of num",
+        ),
         ('[set]\nduration = "10 parsecs"\n', 3, "set.duration", "duration"),
         ('[[zip]]\n"tcp.variant" = ["reno", "cubic"]\n"tcp.mss" = [500]\n', 2, "zip.0", "as many values"),
-        ('[axes]\nseed = [1, 2]\n', 3, "seed", "set by `seeds`"),
+        ("[axes]\nseed = [1, 2]\n", 3, "seed", "set by `seeds`"),
         ("seeds = [1, 2\n", 1, "syntax", ""),
     ],
 )
@@ -59,13 +64,16 @@ def test_bad_sweep_file_is_one_line_and_nonzero_exit(tmp_path):
 
 
 def test_axes_cross_zips_and_ranges_expand(tmp_path):
-    path = write_sweep(tmp_path, """seeds = [4, 9]
+    path = write_sweep(
+        tmp_path,
+        """seeds = [4, 9]
 [axes]
 link_class.wireless.loss = { start = 0.0, stop = 0.1, num = 3 }
 [[zip]]
 "tcp.variant" = ["reno", "cubic"]
 "tcp.mss" = { start = 500, stop = 1000, step = 500 }
-""")
+""",
+    )
     s = sweep.parse(path)
     points = list(s.points())
     assert s.seeds == [4, 9]
@@ -90,21 +98,39 @@ def test_invalid_axis_value_plans_a_failed_run(tmp_path):
 def _result(flows: pd.DataFrame, links: pd.DataFrame | None = None) -> RunResult:
     empty = pd.DataFrame({"time_s": [], "flow": [], "goodput_bps": []})
     links = links if links is not None else pd.DataFrame({"lost": [3, 4], "dropped": [1, 0]})
-    return RunResult(flows=flows, links=links, counters=empty, goodput=empty, queues=empty, cwnd=empty, rtt=empty, fairness=0.9,
-                     events=10, sim_time_s=1.0, wall_s=0.1, scenario="")
+    return RunResult(
+        flows=flows,
+        links=links,
+        counters=empty,
+        goodput=empty,
+        queues=empty,
+        cwnd=empty,
+        rtt=empty,
+        fairness=0.9,
+        events=10,
+        sim_time_s=1.0,
+        wall_s=0.1,
+        scenario="",
+    )
 
 
 def test_summary_pools_delay_over_packets_of_all_flows():
     a, b = np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0])
-    flows = pd.DataFrame({
-        "goodput_bps": [100.0, 300.0],
-        "delivered_bytes": [3 * 1000, 2 * 1000],
-        "delay_mean_s": [a.mean(), b.mean()],
-        "delay_std_s": [a.std(), b.std()],
-        "delay_p50_s": [2.0, 15.0], "delay_p95_s": [3.0, 20.0], "delay_p99_s": [3.0, 20.0],
-        "completion_s": [5.0, 7.0],
-        "packets_sent": [4, 3], "retransmits": [1, 1], "timeouts": [0, 2],
-    })
+    flows = pd.DataFrame(
+        {
+            "goodput_bps": [100.0, 300.0],
+            "delivered_bytes": [3 * 1000, 2 * 1000],
+            "delay_mean_s": [a.mean(), b.mean()],
+            "delay_std_s": [a.std(), b.std()],
+            "delay_p50_s": [2.0, 15.0],
+            "delay_p95_s": [3.0, 20.0],
+            "delay_p99_s": [3.0, 20.0],
+            "completion_s": [5.0, 7.0],
+            "packets_sent": [4, 3],
+            "retransmits": [1, 1],
+            "timeouts": [0, 2],
+        }
+    )
     m = sweep.summarize(_result(flows))
     both = np.concatenate([a, b])
     assert m["delay_mean_s"] == pytest.approx(both.mean())
@@ -171,11 +197,17 @@ def test_null_runs_have_their_own_keys_and_no_metrics(tmp_path):
 
 
 def test_results_export_filters_with_sql_on_parameter_columns(tmp_path):
-    path = write_sweep(tmp_path, '[set]\nduration = "100s"\n[axes]\n"tcp.variant" = ["reno", "cubic"]\n"link_class.wireless.loss" = [0.0, 2.0]\n')
+    path = write_sweep(
+        tmp_path,
+        '[set]\nduration = "100s"\n[axes]\n"tcp.variant" = ["reno", "cubic"]\n'
+        '"link_class.wireless.loss" = [0.0, 2.0]\n',
+    )
     db = tmp_path / "r.sqlite"
     sweep.run_sweep(path, db, jobs=1)
     runner = CliRunner()
-    out = runner.invoke(app, ["results", str(db), "--where", "status = 'failed' AND \"tcp.variant\" = 'cubic'", "--format", "json"])
+    out = runner.invoke(
+        app, ["results", str(db), "--where", "status = 'failed' AND \"tcp.variant\" = 'cubic'", "--format", "json"]
+    )
     assert out.exit_code == 0, out.output
     rows = json.loads(out.stdout)
     assert len(rows) == 1 and rows[0]["link_class.wireless.loss"] == 2.0 and "probability" in rows[0]["error"]
@@ -201,19 +233,48 @@ def test_confidence_interval_is_student_t():
     ("body", "line", "key", "words"),
     [
         # unknown keys, at the top and inside a range
-        ('[axes]\n"tcp.variant" = ["reno"]\n[set]\nduration = "100s"\n[sweep]\nname = "x"\n', 6, "sweep", "unknown key; expected one of"),
-        ('[axes]\nlink_class.wireless.loss = { start = 0.0, stop = 0.1, nmu = 3 }\n', 3, "axes.link_class.wireless.loss.nmu",
-         "unknown key; expected one of start, stop, num, step"),
+        (
+            '[axes]\n"tcp.variant" = ["reno"]\n[set]\nduration = "100s"\n[sweep]\nname = "x"\n',
+            6,
+            "sweep",
+            "unknown key; expected one of",
+        ),
+        (
+            "[axes]\nlink_class.wireless.loss = { start = 0.0, stop = 0.1, nmu = 3 }\n",
+            3,
+            "axes.link_class.wireless.loss.nmu",
+            "unknown key; expected one of start, stop, num, step",
+        ),
         # wrong types
-        ('seeds = 2\n\n[axes]\n"tcp.variant" = ["reno"]\nnmae = "x"\n', 6, "axes.nmae", "expected a list of values or a range"),
-        ('name = "t"\nseeds = "three"\n', 3, "seeds", "expected a number of seeds (1..N) or a list of seeds, found 'three'"),
-        ('null = 1\n', 2, "null", "expected true or false, found 1"),
-        ('[axes]\n"tcp.mss" = { start = 500, stop = "1000", step = 100 }\n', 3, "axes.tcp.mss.stop", "expected a finite number, found '1000'"),
+        (
+            'seeds = 2\n\n[axes]\n"tcp.variant" = ["reno"]\nnmae = "x"\n',
+            6,
+            "axes.nmae",
+            "expected a list of values or a range",
+        ),
+        (
+            'name = "t"\nseeds = "three"\n',
+            3,
+            "seeds",
+            "expected a number of seeds (1..N) or a list of seeds, found 'three'",
+        ),
+        ("null = 1\n", 2, "null", "expected true or false, found 1"),
+        (
+            '[axes]\n"tcp.mss" = { start = 500, stop = "1000", step = 100 }\n',
+            3,
+            "axes.tcp.mss.stop",
+            "expected a finite number, found '1000'",
+        ),
         ('[axes]\n"tcp.variant" = "reno"\n', 3, "axes.tcp.variant", "expected a list of values or a range"),
         ('metrics = "fairness"\n', 2, "metrics", "expected a non-empty list of metric names"),
         # empty axes, also in a zip group
         ('[axes]\n"tcp.variant" = ["reno"]\n"tcp.mss" = []\n', 4, "axes.tcp.mss", "expected at least one value"),
-        ('[[zip]]\n"tcp.variant" = ["reno"]\n[[zip]]\n"tcp.mss" = [500]\n"tcp.sack" = []\n', 6, "zip.1.tcp.sack", "at least one value"),
+        (
+            '[[zip]]\n"tcp.variant" = ["reno"]\n[[zip]]\n"tcp.mss" = [500]\n"tcp.sack" = []\n',
+            6,
+            "zip.1.tcp.sack",
+            "at least one value",
+        ),
     ],
 )
 def test_the_schema_refuses_unknown_keys_wrong_types_and_empty_axes(tmp_path, body, line, key, words):

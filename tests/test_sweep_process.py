@@ -23,8 +23,13 @@ def write_sweep(tmp_path: Path, body: str) -> Path:
 
 
 def start(sweep: Path, db: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ncmesh.cli", "sweep", str(sweep), "--db", str(db), *args],
-                            cwd=sweep.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "ncmesh.cli", "sweep", str(sweep), "--db", str(db), *args],
+        cwd=sweep.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finish(process: subprocess.Popen, timeout: float = 60) -> tuple[int, str]:
@@ -51,8 +56,10 @@ def wait_for_rows(db: Path, process: subprocess.Popen, n: int, timeout: float = 
 
 
 # 12 runs of about 0.3 s each, on one core: long enough to be killed in the middle.
-SLOW = 'seeds = 3\nmetrics = ["throughput_bps", "delay_mean_s", "retransmits"]\n[set]\nduration = "2000s"\n' \
-       '[axes]\n"tcp.variant" = ["reno", "newreno", "sack", "cubic"]\n'
+SLOW = (
+    'seeds = 3\nmetrics = ["throughput_bps", "delay_mean_s", "retransmits"]\n[set]\nduration = "2000s"\n'
+    '[axes]\n"tcp.variant" = ["reno", "newreno", "sack", "cubic"]\n'
+)
 
 
 def check_store(db: Path, expected_runs: int) -> pd.DataFrame:
@@ -88,7 +95,7 @@ def test_sigkill_mid_sweep_then_resume_loses_and_repeats_nothing(tmp_path):
     assert code == 0, stderr
     assert f"{12 - len(before)} runs to do, {len(before)} already in" in stderr
     table = check_store(db, 12)
-    after = dict(zip(table.key, table.finished_at))
+    after = dict(zip(table.key, table.finished_at, strict=True))
     assert {k: after[k] for k in before} == before, "a finished run was run again"
 
 
@@ -121,8 +128,11 @@ def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path):
 
 
 def test_dask_local_cluster_gives_the_rows_of_the_local_runner(tmp_path):
-    sweep = write_sweep(tmp_path, 'seeds = [1, 2]\n[set]\nduration = "300s"\n[axes]\n'
-                                  '"link_class.wireless.loss" = [0.0, 0.01]\n"tcp.variant" = ["reno", "cubic"]\n')
+    sweep = write_sweep(
+        tmp_path,
+        'seeds = [1, 2]\n[set]\nduration = "300s"\n[axes]\n'
+        '"link_class.wireless.loss" = [0.0, 0.01]\n"tcp.variant" = ["reno", "cubic"]\n',
+    )
     local_db, dask_db = tmp_path / "local.sqlite", tmp_path / "dask.sqlite"
     code, stderr = finish(start(sweep, local_db, "--jobs", "1"))
     assert code == 0, stderr

@@ -8,4 +8,4 @@ from . import codec
 from ._native import __version__
 from .simulate import RunResult, ScenarioError, run
 
-__all__ = ["codec", "run", "RunResult", "ScenarioError", "__version__"]
+__all__ = ["RunResult", "ScenarioError", "__version__", "codec", "run"]

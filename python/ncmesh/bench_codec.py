@@ -103,7 +103,14 @@ def raptorq_peer(k: int) -> list[dict]:
 
     note = "RaptorQ (RFC 6330), not LT"
     return [
-        row("raptorq", "lt_encode", "gf2", k, rate(lambda: encoder.get_encoded_packets(k // 10 + 1), k * SYMBOL), note=note),
+        row(
+            "raptorq",
+            "lt_encode",
+            "gf2",
+            k,
+            rate(lambda: encoder.get_encoded_packets(k // 10 + 1), k * SYMBOL),
+            note=note,
+        ),
         row("raptorq", "lt_decode", "gf2", k, rate(decode, k * SYMBOL), note=note),
     ]
 
@@ -141,7 +148,12 @@ def markdown(rows: list[dict]) -> str:
     """The tables docs/benchmarks.md records, from one run's rows."""
     at = {(r["impl"], r["op"], r["field"], r["g"]): r["mb_per_s"] for r in rows}
     gs = (16, 64, 256)
-    out = ["## RLNC over GF(2^8)", "", "| op | g | ncmesh | rlnc-simdx | rlnc | galois | ncmesh / best peer |", "|---|---|---|---|---|---|---|"]
+    out = [
+        "## RLNC over GF(2^8)",
+        "",
+        "| op | g | ncmesh | rlnc-simdx | rlnc | galois | ncmesh / best peer |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for op in ("encode", "recode", "decode"):
         for g in gs:
             peers = [at.get((p, op, "gf256", g)) for p in ("rlnc-simdx", "rlnc", "galois")]
@@ -155,7 +167,13 @@ def markdown(rows: list[dict]) -> str:
             wide, binary = at.get(("ncmesh", op, "gf256", g)), at.get(("ncmesh", op, "gf2", g))
             ratio = f"{binary / wide:.2f}x" if wide and binary else "–"
             out.append(f"| {op} | {g} | {_mb(wide)} | {_mb(binary)} | {ratio} |")
-    out += ["", "## Python bindings", "", "| op | g | Python bindings | Rust | bindings / Rust |", "|---|---|---|---|---|"]
+    out += [
+        "",
+        "## Python bindings",
+        "",
+        "| op | g | Python bindings | Rust | bindings / Rust |",
+        "|---|---|---|---|---|",
+    ]
     for op in ("encode", "decode"):
         for g in gs:
             py, rust = at.get(("ncmesh-python", op, "gf256", g)), at.get(("ncmesh", op, "gf256", g))
@@ -194,11 +212,18 @@ def main(bench_dir: Path = Path("target/bench")) -> None:
         ratio = r.get("ratio_to_best_peer")
         to_rust = r.get("ratio_to_rust")
         table.add_row(
-            r["impl"], r["op"], r["field"], str(r["g"]), f"{r['mb_per_s']:,.1f}",
-            f"{ratio:.2f}x" if ratio else "", f"{to_rust:.0%}" if to_rust else "",
+            r["impl"],
+            r["op"],
+            r["field"],
+            str(r["g"]),
+            f"{r['mb_per_s']:,.1f}",
+            f"{ratio:.2f}x" if ratio else "",
+            f"{to_rust:.0%}" if to_rust else "",
         )
     console.print(table)
-    console.print(f"written to {bench_dir / 'codec.json'}, and as the tables of docs/benchmarks.md to {bench_dir / 'codec.md'}")
+    console.print(
+        f"written to {bench_dir / 'codec.json'}, and as the tables of docs/benchmarks.md to {bench_dir / 'codec.md'}"
+    )
 
 
 if __name__ == "__main__":

@@ -90,8 +90,9 @@ inline void OnRx(ns3::Ptr<const ns3::Packet>, const ns3::TcpHeader&, ns3::Ptr<co
 }
 
 inline void OnCongState(ns3::TcpSocketState::TcpCongState_t old_state, ns3::TcpSocketState::TcpCongState_t new_state) {
-    if (new_state == ns3::TcpSocketState::CA_RECOVERY && old_state != ns3::TcpSocketState::CA_RECOVERY) counters.recoveries++;
-    if (new_state == ns3::TcpSocketState::CA_LOSS && old_state != ns3::TcpSocketState::CA_LOSS) counters.loss_entries++;
+    using State = ns3::TcpSocketState;
+    if (new_state == State::CA_RECOVERY && old_state != State::CA_RECOVERY) counters.recoveries++;
+    if (new_state == State::CA_LOSS && old_state != State::CA_LOSS) counters.loss_entries++;
 }
 
 inline void Connect(unsigned int node) {
@@ -112,7 +113,7 @@ inline void ConnectAt(double seconds, unsigned int node) {
 def _ns():
     """Imports the bindings (slow: cppyy parses the headers)."""
     try:
-        from ns import ns  # noqa: PLC0415
+        from ns import ns
     except ImportError as e:  # pragma: no cover - depends on the machine
         raise SystemExit(f"ns-3 is not installed ({e}); run: python -m pip install ns3") from None
     return ns
@@ -127,8 +128,13 @@ def ns3_version() -> str:
         return "unknown"
 
 
-def run(duration: float = 10_000.0, loss: float = 0.0, seed: int = 1, counters: bool = False,
-        attributes: list[tuple[str, str]] = ()) -> dict[str, Any]:
+def run(
+    duration: float = 10_000.0,
+    loss: float = 0.0,
+    seed: int = 1,
+    counters: bool = False,
+    attributes: list[tuple[str, str]] = (),
+) -> dict[str, Any]:
     """Builds the scenario, runs it for ``duration`` simulated seconds and reports.
 
     ``attributes`` are further ns-3 defaults, ``("ns3::TcpSocketBase::LimitedTransmit", "false")``,
@@ -190,7 +196,9 @@ def run(duration: float = 10_000.0, loss: float = 0.0, seed: int = 1, counters: 
     ns.TrafficControlHelper().Uninstall(devices_all)
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
-    sink_helper = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), PORT).ConvertTo())
+    sink_helper = ns.PacketSinkHelper(
+        "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), PORT).ConvertTo()
+    )
     sink_apps = sink_helper.Install(nodes.Get(len(NODES) - 1))
     sink_apps.Start(ns.Seconds(0))
     sender = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(sink_address, PORT).ConvertTo())
@@ -227,8 +235,13 @@ def run(duration: float = 10_000.0, loss: float = 0.0, seed: int = 1, counters: 
     report.update(check)
     if counters:
         c = ns.cppyy.gbl.ncmesh_bench.counters
-        report.update(data_segments=int(c.data_segments), retransmits=int(c.retransmits),
-                      timeouts=int(c.timeouts), recoveries=int(c.recoveries), loss_entries=int(c.loss_entries))
+        report.update(
+            data_segments=int(c.data_segments),
+            retransmits=int(c.retransmits),
+            timeouts=int(c.timeouts),
+            recoveries=int(c.recoveries),
+            loss_entries=int(c.loss_entries),
+        )
     ns.Simulator.Destroy()
     return report
 
@@ -256,9 +269,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=10_000.0, help="simulated seconds (default 10000)")
     parser.add_argument("--loss", type=float, default=0.0, help="loss probability on each wireless hop, each direction")
     parser.add_argument("--seed", type=int, default=1, help="ns-3 RngSeedManager seed")
-    parser.add_argument("--counters", action="store_true", help="also count retransmissions, timeouts, recoveries (C++ trace sinks)")
-    parser.add_argument("--attr", action="append", default=[], metavar="NAME=VALUE",
-                        help="another ns-3 default, such as ns3::TcpSocketBase::LimitedTransmit=false (repeatable)")
+    parser.add_argument(
+        "--counters", action="store_true", help="also count retransmissions, timeouts, recoveries (C++ trace sinks)"
+    )
+    parser.add_argument(
+        "--attr",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="another ns-3 default, such as ns3::TcpSocketBase::LimitedTransmit=false (repeatable)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     if not 0.0 <= args.loss < 1.0:
@@ -273,12 +293,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(report))
     else:
-        events = f"{report['events']:,} events, {report['events_per_s'] / 1e6:.2f} M events/s; " if report.get("events") else ""
-        print(f"ns-3 {report['version']}: {report['sim_time_s']:,.0f} simulated s in {report['wall_s']:.2f} s ({events}"
-              f"goodput {report['goodput_bps'] / 1e3:,.1f} kbit/s")
+        events = (
+            f"{report['events']:,} events, {report['events_per_s'] / 1e6:.2f} M events/s; "
+            if report.get("events")
+            else ""
+        )
+        print(
+            f"ns-3 {report['version']}: {report['sim_time_s']:,.0f} simulated s in {report['wall_s']:.2f} s ({events}"
+            f"goodput {report['goodput_bps'] / 1e3:,.1f} kbit/s"
+        )
         if args.counters:
-            print(f"data segments {report['data_segments']:,}, retransmits {report['retransmits']:,}, "
-                  f"timeouts {report['timeouts']:,}, recoveries {report['recoveries']:,}")
+            print(
+                f"data segments {report['data_segments']:,}, retransmits {report['retransmits']:,}, "
+                f"timeouts {report['timeouts']:,}, recoveries {report['recoveries']:,}"
+            )
     return 0
 
 

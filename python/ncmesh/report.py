@@ -92,12 +92,20 @@ def metric_figure(runs: pd.DataFrame, metric: str, axes: list[str]) -> Figure:
             stats = [s for s in stats if s[3] > 0]
             if not stats:
                 continue
-            xs, means, halves, _ = map(np.array, zip(*stats))
+            xs, means, halves, _ = map(np.array, zip(*stats, strict=True))
             offset = 0.0 if numeric else (lines - 0.5 * (len(groups) - 1)) * 0.06
-            label = _label(dict(zip(others, key))) if others else None
-            line = ax.errorbar(xs + offset, means, yerr=np.where(np.isnan(halves), 0, halves), marker="o", ms=4, capsize=3, label=label)
+            label = _label(dict(zip(others, key, strict=True))) if others else None
+            line = ax.errorbar(
+                xs + offset, means, yerr=np.where(np.isnan(halves), 0, halves), marker="o", ms=4, capsize=3, label=label
+            )
             if numeric and np.isfinite(halves).any():
-                ax.fill_between(xs, means - np.nan_to_num(halves), means + np.nan_to_num(halves), alpha=0.12, color=line[0].get_color())
+                ax.fill_between(
+                    xs,
+                    means - np.nan_to_num(halves),
+                    means + np.nan_to_num(halves),
+                    alpha=0.12,
+                    color=line[0].get_color(),
+                )
             lines += 1
         if not numeric:
             ax.set_xticks(list(positions.values()), [str(v) for v in positions])
@@ -167,16 +175,22 @@ def build(db: str | os.PathLike[str], run: str | None = None) -> str:
     ok = table[table.status == "ok"]
     metrics = [m for m in METRICS if m in table.columns and ok[m].notna().any()]
     counts = table.status.value_counts().to_dict()
-    parts = [f"<h1>Sweep report: {html.escape(Path(db).name)}</h1>",
-             f'<p class="note">{len(table)} runs ({", ".join(f"{n} {s}" for s, n in sorted(counts.items()))}); '
-             f'generated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M UTC}; builds {html.escape(", ".join(sorted(table.build.unique())))}. '
-             "Points are means over seeds; bars and bands are 95% confidence intervals (Student t), absent where there is one seed.</p>"]
+    parts = [
+        f"<h1>Sweep report: {html.escape(Path(db).name)}</h1>",
+        f'<p class="note">{len(table)} runs ({", ".join(f"{n} {s}" for s, n in sorted(counts.items()))}); '
+        f"generated {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M UTC}; "
+        f"builds {html.escape(', '.join(sorted(table.build.unique())))}. "
+        "Points are means over seeds; bars and bands are 95% confidence intervals (Student t), "
+        "absent where there is one seed.</p>",
+    ]
 
     for sweep, runs in ok.groupby("sweep", sort=True):
-        axes = [p for p in params if runs[p].notna().any() and runs[p].nunique() > 1]
+        axes = [p for p in params if runs[p].notna().any() and runs[p].nunique() > 1]  # noqa: PD101 (NaN is no value)
         seeds = runs.groupby(axes, dropna=False).size() if axes else pd.Series([len(runs)])
-        parts.append(f"<h2>{html.escape(str(sweep))}</h2><p class='note'>axes: {html.escape(', '.join(axes) or 'none')}; "
-                     f"{seeds.min()}-{seeds.max()} seeds per point</p>")
+        parts.append(
+            f"<h2>{html.escape(str(sweep))}</h2><p class='note'>axes: {html.escape(', '.join(axes) or 'none')}; "
+            f"{seeds.min()}-{seeds.max()} seeds per point</p>"
+        )
         if not axes:
             continue
         for metric in metrics:
@@ -198,8 +212,10 @@ def build(db: str | os.PathLike[str], run: str | None = None) -> str:
 
     parts.append("<h2>Runs</h2>")
     parts.append(_runs_table(table, params, metrics))
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>ncmesh sweep report</title>"
-            f"<style>{_CSS}</style></head><body>{''.join(parts)}</body></html>\n")
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>ncmesh sweep report</title>"
+        f"<style>{_CSS}</style></head><body>{''.join(parts)}</body></html>\n"
+    )
 
 
 def _choose_run(table: pd.DataFrame, run: str | None) -> Any:
@@ -208,7 +224,9 @@ def _choose_run(table: pd.DataFrame, run: str | None) -> Any:
         return candidates.iloc[0] if len(candidates) else None
     match = table[table.key.str.startswith(run)]
     if len(match) != 1:
-        raise KeyError(f"--run {run}: matches {len(match)} runs" + ("" if len(match) else "; see ncmesh results DB for keys"))
+        raise KeyError(
+            f"--run {run}: matches {len(match)} runs" + ("" if len(match) else "; see ncmesh results DB for keys")
+        )
     chosen = match.iloc[0]
     if chosen.status != "ok":
         raise KeyError(f"--run {run}: that run {chosen.status}" + (f": {chosen.error}" if chosen.error else ""))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+
 import pandas as pd
 
 from .files import write_atomically
@@ -30,10 +31,16 @@ def load(db: str | os.PathLike[str], where: str | None = None) -> pd.DataFrame:
     params = params[[c for c in params.columns if c not in runs.columns]]
     at = runs.columns.get_loc("sweep") + 1
     table = pd.concat([runs.iloc[:, :at], params, runs.iloc[:, at:]], axis=1)
-    table["series"] = pd.Series([str((db.parent / s).resolve()) if isinstance(s, str) else None for s in table["series"]], index=table.index, dtype=object)
+    table["series"] = pd.Series(
+        [str((db.parent / s).resolve()) if isinstance(s, str) else None for s in table["series"]],
+        index=table.index,
+        dtype=object,
+    )
     table["git_dirty"] = table["git_dirty"].astype("boolean")
     if len(params.columns):
-        table = table.sort_values(["sweep", *params.columns, "seed"], kind="stable", na_position="last").reset_index(drop=True)
+        table = table.sort_values(["sweep", *params.columns, "seed"], kind="stable", na_position="last").reset_index(
+            drop=True
+        )
     if where:
         table = query(table, where)
     return table

@@ -113,12 +113,25 @@ class RunResult:
     cwnd = _Frame("``time_s, flow, cwnd_bytes`` when probed.")
     rtt = _Frame("``time_s, flow, srtt_s`` when probed.")
 
-    def __init__(self, flows: TableLike, links: TableLike, counters: TableLike, goodput: TableLike, queues: TableLike,
-                 cwnd: TableLike, rtt: TableLike, fairness: float, events: int, sim_time_s: float, wall_s: float, scenario: str):
+    def __init__(
+        self,
+        flows: TableLike,
+        links: TableLike,
+        counters: TableLike,
+        goodput: TableLike,
+        queues: TableLike,
+        cwnd: TableLike,
+        rtt: TableLike,
+        fairness: float,
+        events: int,
+        sim_time_s: float,
+        wall_s: float,
+        scenario: str,
+    ):
         self._given: dict[str, TableLike] = {}
         self._arrow: dict[str, pa.Table] = {}
         self._frames: dict[str, pd.DataFrame] = {}
-        for name, table in zip(TABLES, (flows, links, counters, goodput, queues, cwnd, rtt)):
+        for name, table in zip(TABLES, (flows, links, counters, goodput, queues, cwnd, rtt), strict=True):
             self._set_table(name, table)
         self.fairness = fairness
         """Jain's index over the flows' goodputs."""
@@ -174,9 +187,17 @@ class RunResult:
 
     def summary(self) -> dict[str, Any]:
         """The run as one JSON-ready object (what ``ncmesh run --json`` prints)."""
-        columns = ["id", "goodput_bps", "delivered_bytes", "corrupt_bytes", "delay_mean_s", "delay_std_s", "delay_p95_s"]
+        columns = [
+            "id",
+            "goodput_bps",
+            "delivered_bytes",
+            "corrupt_bytes",
+            "delay_mean_s",
+            "delay_std_s",
+            "delay_p95_s",
+        ]
         values = [self.column("flows", c) for c in columns]
-        flows = [{k: _plain(v) for k, v in zip(columns, row)} for row in zip(*values)]
+        flows = [{k: _plain(v) for k, v in zip(columns, row, strict=True)} for row in zip(*values, strict=True)]
         return {
             "flows": flows,
             "fairness": _plain(self.fairness),
@@ -194,7 +215,9 @@ class RunResult:
             written.append(write_atomically(out / f"{name}.parquet", lambda p, f=frame: f.to_parquet(p, index=False)))
             written.append(write_atomically(out / f"{name}.csv", lambda p, f=frame: f.to_csv(p, index=False)))
         written.append(write_atomically(out / "scenario.toml", lambda p: p.write_text(self.scenario)))
-        written.append(write_atomically(out / "summary.json", lambda p: p.write_text(json.dumps(self.summary(), indent=2) + "\n")))
+        written.append(
+            write_atomically(out / "summary.json", lambda p: p.write_text(json.dumps(self.summary(), indent=2) + "\n"))
+        )
         return written
 
 
@@ -228,8 +251,14 @@ def execute(simulation: _native.Simulation, progress: Progress | None = None, sl
     scenario = simulation.resolved_toml()
     finished = simulation.finish()
     wall = time.perf_counter() - started
-    return RunResult(**finished["tables"], fairness=finished["fairness"], events=finished["events"],
-                     sim_time_s=finished["sim_time_s"], wall_s=wall, scenario=scenario)
+    return RunResult(
+        **finished["tables"],
+        fairness=finished["fairness"],
+        events=finished["events"],
+        sim_time_s=finished["sim_time_s"],
+        wall_s=wall,
+        scenario=scenario,
+    )
 
 
 def run(

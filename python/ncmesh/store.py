@@ -54,7 +54,16 @@ METRICS: dict[str, str] = {
 }
 """Every metric a sweep may keep, with how it is computed from the flows."""
 
-INTEGER_METRICS = {"delivered_bytes", "acked_bytes", "packets_sent", "retransmits", "timeouts", "link_losses", "queue_drops", "events"}
+INTEGER_METRICS = {
+    "delivered_bytes",
+    "acked_bytes",
+    "packets_sent",
+    "retransmits",
+    "timeouts",
+    "link_losses",
+    "queue_drops",
+    "events",
+}
 
 STATUSES = ("ok", "failed", "null")
 
@@ -96,12 +105,15 @@ class Store:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.series_dir = series_dir(self.path)
-        self._lock = open(self.path.with_name(self.path.name + ".lock"), "a+")
+        # Held open for the store's life: the lock lasts as long as the file does.
+        self._lock = open(self.path.with_name(self.path.name + ".lock"), "a+")  # noqa: SIM115
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._lock.close()
-            raise StoreBusy(f"{self.path}: another sweep is writing to this store; wait for it or use another --db") from None
+            raise StoreBusy(
+                f"{self.path}: another sweep is writing to this store; wait for it or use another --db"
+            ) from None
         try:
             self.db = connect(self.path)
             self.db.execute("PRAGMA synchronous=FULL")
@@ -140,7 +152,9 @@ class Store:
         with self.db:
             if scenario_toml is not None and row.get("scenario_hash"):
                 self.db.execute("INSERT OR IGNORE INTO scenarios VALUES (?, ?)", (row["scenario_hash"], scenario_toml))
-            self.db.execute(f"INSERT OR REPLACE INTO runs ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", values)
+            self.db.execute(
+                f"INSERT OR REPLACE INTO runs ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", values
+            )
 
     def tidy_series(self) -> int:
         """Removes what a killed sweep may have left in the series directory.

@@ -26,13 +26,24 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Discriminator, Field, PlainValidator, Tag, ValidationError,
-                      ValidationInfo, field_validator, model_validator)
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PlainValidator,
+    Tag,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from . import __version__, _native
@@ -77,8 +88,8 @@ class Sweep:
         """Every combination of axis values, as ``{dotted key: value}``, in file order."""
         for combo in itertools.product(*(axis.values for axis in self.axes)):
             point: dict[str, Any] = {}
-            for axis, values in zip(self.axes, combo):
-                point.update(zip(axis.keys, values))
+            for axis, values in zip(self.axes, combo, strict=True):
+                point.update(zip(axis.keys, values, strict=True))
             yield point
 
     def error(self, path: tuple[str, ...], message: str) -> SweepError:
@@ -131,7 +142,11 @@ def _key_lines(text: str) -> dict[tuple[str, ...], int]:
         stripped = raw.strip()
         if depth == 0:
             header = _HEADER.match(raw)
-            if header and "=" not in header.group(2).split("#")[0].replace('"', "").replace("'", "") and stripped.startswith("["):
+            if (
+                header
+                and "=" not in header.group(2).split("#")[0].replace('"', "").replace("'", "")
+                and stripped.startswith("[")
+            ):
                 base = _split_key(header.group(2))
                 if header.group(1) == "[[":
                     index = counts.get(base, 0)
@@ -215,7 +230,7 @@ def _finite_number(value: Any) -> int | float:
     return value
 
 
-Number = Annotated[Union[int, float], PlainValidator(_finite_number)]
+Number = Annotated[int | float, PlainValidator(_finite_number)]
 """A TOML integer or float, never a boolean, never inf or nan."""
 
 
@@ -228,23 +243,27 @@ class Range(BaseModel):
 
     start: Number
     stop: Number
-    num: Optional[Annotated[int, Field(ge=1)]] = None
-    step: Optional[Number] = None
+    num: Annotated[int, Field(ge=1)] | None = None
+    step: Number | None = None
 
     @model_validator(mode="after")
     def _one_of_num_or_step(self) -> Range:
         if (self.num is None) == (self.step is None):
-            raise PydanticCustomError("range", "a range takes exactly one of num (evenly spaced, both ends included) or step")
+            raise PydanticCustomError(
+                "range", "a range takes exactly one of num (evenly spaced, both ends included) or step"
+            )
         if self.step is not None:
             if self.step == 0 or (self.stop - self.start) / self.step < 0:
-                raise PydanticCustomError("range", f"range step {self.step!r} never goes from {self.start!r} to {self.stop!r}")
+                raise PydanticCustomError(
+                    "range", f"range step {self.step!r} never goes from {self.start!r} to {self.stop!r}"
+                )
             if self._count() > 1_000_000:
                 raise PydanticCustomError("range", f"range has {self._count()} values; that is surely a mistake")
         return self
 
     def _count(self) -> int:
         assert self.step is not None
-        return int(math.floor((self.stop - self.start) / self.step + 1e-9)) + 1
+        return math.floor((self.stop - self.start) / self.step + 1e-9) + 1
 
     def values(self) -> list[Any]:
         start, stop = self.start, self.stop
@@ -265,9 +284,12 @@ def _axis_kind(value: Any) -> str | None:
 
 
 AxisValues = Annotated[
-    Union[Annotated[list[Any], Field(min_length=1), Tag("<list>")], Annotated[Range, Tag("<range>")]],
-    Discriminator(_axis_kind, custom_error_type="axis",
-                  custom_error_message="expected a list of values or a range {start, stop, num} / {start, stop, step}"),
+    Annotated[list[Any], Field(min_length=1), Tag("<list>")] | Annotated[Range, Tag("<range>")],
+    Discriminator(
+        _axis_kind,
+        custom_error_type="axis",
+        custom_error_message="expected a list of values or a range {start, stop, num} / {start, stop, step}",
+    ),
 ]
 """One key's values: a non-empty list, or a range table."""
 
@@ -304,10 +326,16 @@ def _seeds_kind(value: Any) -> str | None:
     return "<list>" if isinstance(value, list) else None
 
 
+_SeedList = Annotated[
+    list[Annotated[int, Field(ge=0, lt=2**64)]], Field(min_length=1), AfterValidator(_distinct), Tag("<list>")
+]
 Seeds = Annotated[
-    Union[Annotated[int, AfterValidator(_seed_count), Tag("<count>")],
-          Annotated[list[Annotated[int, Field(ge=0, lt=2**64)]], Field(min_length=1), AfterValidator(_distinct), Tag("<list>")]],
-    Discriminator(_seeds_kind, custom_error_type="seeds", custom_error_message="expected a number of seeds (1..N) or a list of seeds"),
+    Annotated[int, AfterValidator(_seed_count), Tag("<count>")] | _SeedList,
+    Discriminator(
+        _seeds_kind,
+        custom_error_type="seeds",
+        custom_error_message="expected a number of seeds (1..N) or a list of seeds",
+    ),
 ]
 """N (seeds 1 to N) or a list of distinct non-negative seeds."""
 
@@ -331,9 +359,9 @@ class SweepFile(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     scenario: str
-    name: Optional[Annotated[str, AfterValidator(_non_empty)]] = None
+    name: Annotated[str, AfterValidator(_non_empty)] | None = None
     seeds: Seeds = 1
-    metrics: Optional[Annotated[list[Annotated[str, AfterValidator(_known_metric)]], Field(min_length=1)]] = None
+    metrics: Annotated[list[Annotated[str, AfterValidator(_known_metric)]], Field(min_length=1)] | None = None
     null: bool = False
     set: dict[str, Any] = {}
     axes: dict[str, AxisValues] = {}
@@ -360,12 +388,20 @@ _EXPECTED = {
     "axes": "a table: dotted scenario key = list of values",
     "zip": "[[zip]] tables: keys whose values vary together",
 }
-_TYPE_WORDS = {"int_type": "an integer", "bool_type": "true or false", "string_type": "a string", "list_type": "a list",
-               "dict_type": "a table", "model_type": "a table", "model_attributes_type": "a table"}
+_TYPE_WORDS = {
+    "int_type": "an integer",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "list_type": "a list",
+    "dict_type": "a table",
+    "model_type": "a table",
+    "model_attributes_type": "a table",
+}
 
 
-def _flatten(table: Mapping[str, Any], is_value: Callable[[Any], bool],
-             prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+def _flatten(
+    table: Mapping[str, Any], is_value: Callable[[Any], bool], prefix: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], Any]]:
     """The values of a table of dotted keys, each with its key path in the file.
 
     Bare dotted keys (``tcp.variant = ...``) are nested tables to TOML, and
@@ -384,8 +420,14 @@ def _is_range(table: dict[str, Any]) -> bool:
     return all(not isinstance(v, (dict, list)) for v in table.values())
 
 
-def _dotted(section: tuple[Any, ...], table: Any, is_value: Callable[[Any], bool], origin: dict[tuple[Any, ...], tuple[str, ...]],
-            lines: Mapping[tuple[str, ...], int], path: Path) -> Any:
+def _dotted(
+    section: tuple[Any, ...],
+    table: Any,
+    is_value: Callable[[Any], bool],
+    origin: dict[tuple[Any, ...], tuple[str, ...]],
+    lines: Mapping[tuple[str, ...], int],
+    path: Path,
+) -> Any:
     """``table`` with its keys flattened to dotted ones; ``origin`` learns each one's path in the file."""
     if not isinstance(table, dict):
         return table
@@ -402,8 +444,9 @@ def _dotted(section: tuple[Any, ...], table: Any, is_value: Callable[[Any], bool
     return flat
 
 
-def _sweep_error(path: Path, error: Any, origin: Mapping[tuple[Any, ...], tuple[str, ...]],
-                 lines: Mapping[tuple[str, ...], int]) -> tuple[int, str]:
+def _sweep_error(
+    path: Path, error: Any, origin: Mapping[tuple[Any, ...], tuple[str, ...]], lines: Mapping[tuple[str, ...], int]
+) -> tuple[int, str]:
     """One pydantic error as (line, ``FILE:LINE: key: message``)."""
     loc = [p for p in error["loc"] if not (isinstance(p, str) and p.startswith("<"))]  # union tags
     for n in range(len(loc), 0, -1):
@@ -470,22 +513,35 @@ def parse(path: str | os.PathLike[str], text: str | None = None) -> Sweep:
     except ValidationError as e:
         raise SweepError(min(_sweep_error(path, error, origin, lines) for error in e.errors())[1]) from None
 
-    sweep = Sweep(path=path, name=spec.name or path.stem, scenario=Path(spec.scenario),
-                  seeds=list(range(1, spec.seeds + 1)) if isinstance(spec.seeds, int) else list(spec.seeds),
-                  metrics=list(dict.fromkeys(spec.metrics)) if spec.metrics else list(METRICS), fixed=dict(spec.set),
-                  axes=[], null=spec.null, lines=lines)
+    sweep = Sweep(
+        path=path,
+        name=spec.name or path.stem,
+        scenario=Path(spec.scenario),
+        seeds=list(range(1, spec.seeds + 1)) if isinstance(spec.seeds, int) else list(spec.seeds),
+        metrics=list(dict.fromkeys(spec.metrics)) if spec.metrics else list(METRICS),
+        fixed=dict(spec.set),
+        axes=[],
+        null=spec.null,
+        lines=lines,
+    )
     for key, values in spec.axes.items():
         sweep.axes.append(Axis((key,), [(v,) for v in _values(values)], _line_of(lines, origin[("axes", key)])))
     for i, group in enumerate(spec.zip):
         columns = [_values(values) for values in group.values()]
-        sweep.axes.append(Axis(tuple(group), list(zip(*columns)), _line_of(lines, ("zip", str(i)))))
+        sweep.axes.append(Axis(tuple(group), list(zip(*columns, strict=True)), _line_of(lines, ("zip", str(i)))))
 
     seen: set[str] = set()
     for axis in sweep.axes:
         for key in axis.keys:
             if key in seen or key in sweep.fixed or key == "seed":
-                raise SweepError(f"{path}:{axis.line}: {key}: "
-                                 + ("the seed is set by `seeds`" if key == "seed" else "this key is set twice (in [set], [axes] or [[zip]])"))
+                raise SweepError(
+                    f"{path}:{axis.line}: {key}: "
+                    + (
+                        "the seed is set by `seeds`"
+                        if key == "seed"
+                        else "this key is set twice (in [set], [axes] or [[zip]])"
+                    )
+                )
             seen.add(key)
     _check_against_scenario(sweep)
     return sweep
@@ -507,7 +563,7 @@ def _check_against_scenario(sweep: Sweep) -> None:
         messages = set()
         for values in axis.values:
             try:
-                load(sweep.scenario, overrides={**sweep.fixed, **dict(zip(axis.keys, values))})
+                load(sweep.scenario, overrides={**sweep.fixed, **dict(zip(axis.keys, values, strict=True))})
             except ScenarioError as e:
                 messages.add(str(e))
             except (TypeError, ValueError) as e:
@@ -516,7 +572,10 @@ def _check_against_scenario(sweep: Sweep) -> None:
                 break
         else:
             if len(messages) == 1:
-                raise SweepError(f"{sweep.path}:{axis.line}: {', '.join(axis.keys)}: no value of this axis makes a valid scenario: {messages.pop()}")
+                raise SweepError(
+                    f"{sweep.path}:{axis.line}: {', '.join(axis.keys)}: "
+                    f"no value of this axis makes a valid scenario: {messages.pop()}"
+                )
 
 
 # ---------------------------------------------------------------- provenance
@@ -541,10 +600,14 @@ def git_state() -> tuple[str | None, bool | None]:
     """The commit of the source tree and whether it has changes, if it is a git checkout."""
     root = Path(__file__).resolve().parents[2]
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
         if commit.returncode != 0:
             return None, None
-        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True, timeout=30)
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True, timeout=30
+        )
         return commit.stdout.strip(), (bool(status.stdout.strip()) if status.returncode == 0 else None)
     except (OSError, subprocess.SubprocessError):
         return None, None
@@ -670,8 +733,16 @@ def summarize(result: RunResult) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.items()}
 
 
-SERIES_SCHEMA = pa.schema([("series", pa.string()), ("time_s", pa.float64()), ("flow", pa.int64()),
-                           ("from", pa.int64()), ("to", pa.int64()), ("value", pa.float64())])
+SERIES_SCHEMA = pa.schema(
+    [
+        ("series", pa.string()),
+        ("time_s", pa.float64()),
+        ("flow", pa.int64()),
+        ("from", pa.int64()),
+        ("to", pa.int64()),
+        ("value", pa.float64()),
+    ]
+)
 
 
 def series_table(result: RunResult) -> pa.Table:
@@ -681,18 +752,33 @@ def series_table(result: RunResult) -> pa.Table:
     nullable integers it cost ten times as much, under the GIL.
     """
     parts = []
-    for name, table, value in (("goodput_bps", "goodput", "goodput_bps"), ("queue_packets", "queues", "packets"),
-                               ("cwnd_bytes", "cwnd", "cwnd_bytes"), ("srtt_s", "rtt", "srtt_s")):
+    for name, table, value in (
+        ("goodput_bps", "goodput", "goodput_bps"),
+        ("queue_packets", "queues", "packets"),
+        ("cwnd_bytes", "cwnd", "cwnd_bytes"),
+        ("srtt_s", "rtt", "srtt_s"),
+    ):
         series = result.arrow(table)
         n = series.num_rows
         if n == 0:
             continue
 
-        def ints(column: str) -> pa.ChunkedArray | pa.Array:
+        def ints(column: str, series: pa.Table = series, n: int = n) -> pa.ChunkedArray | pa.Array:
             return series.column(column).cast(pa.int64()) if column in series.column_names else pa.nulls(n, pa.int64())
 
-        parts.append(pa.table([pa.array([name] * n, pa.string()), series.column("time_s").cast(pa.float64()), ints("flow"),
-                               ints("from"), ints("to"), series.column(value).cast(pa.float64())], schema=SERIES_SCHEMA))
+        parts.append(
+            pa.table(
+                [
+                    pa.array([name] * n, pa.string()),
+                    series.column("time_s").cast(pa.float64()),
+                    ints("flow"),
+                    ints("from"),
+                    ints("to"),
+                    series.column(value).cast(pa.float64()),
+                ],
+                schema=SERIES_SCHEMA,
+            )
+        )
     return pa.concat_tables(parts) if parts else SERIES_SCHEMA.empty_table()
 
 
@@ -728,10 +814,25 @@ def execute_task(task: Task, stop: Any = None, metrics: Sequence[str] | None = N
         if isinstance(e, Stopped):
             return None
         raise
-    except BaseException as e:  # noqa: BLE001 - PanicException is a BaseException; see above
-        return Outcome(task.key, "failed", time.perf_counter() - started, build_id(), host, error=f"{type(e).__name__}: {e}".strip())
-    return Outcome(task.key, "ok", time.perf_counter() - started, build_id(), host, metrics=kept,
-                   sim_time_s=result.sim_time_s, series=series)
+    except BaseException as e:
+        return Outcome(
+            task.key,
+            "failed",
+            time.perf_counter() - started,
+            build_id(),
+            host,
+            error=f"{type(e).__name__}: {e}".strip(),
+        )
+    return Outcome(
+        task.key,
+        "ok",
+        time.perf_counter() - started,
+        build_id(),
+        host,
+        metrics=kept,
+        sim_time_s=result.sim_time_s,
+        series=series,
+    )
 
 
 # ---------------------------------------------------------------- runners
@@ -794,14 +895,18 @@ class _LocalRunner:
             # workers alive, while spawned workers are our children and die with us.
             context = multiprocessing.get_context("spawn")
             self.stop = context.Event()
-            self.pool = self.cf.ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_init_process, initargs=(self.stop,))
+            self.pool = self.cf.ProcessPoolExecutor(
+                self.jobs, mp_context=context, initializer=_init_process, initargs=(self.stop,)
+            )
 
     def _submit(self, task: Task, metrics: Sequence[str]) -> Any:
         if self.threads:
             return self.pool.submit(execute_task, task, self.stop, metrics)
         return self.pool.submit(_execute_in_process, task, metrics)
 
-    def run(self, tasks: Sequence[Task], metrics: Sequence[str]) -> Iterator[tuple[Task, Outcome | None, BaseException | None]]:
+    def run(
+        self, tasks: Sequence[Task], metrics: Sequence[str]
+    ) -> Iterator[tuple[Task, Outcome | None, BaseException | None]]:
         # A bounded window of submitted runs keeps memory flat for big sweeps
         # and lets a stop cancel the rest without a queue to drain.
         import collections
@@ -834,7 +939,9 @@ class _LocalRunner:
                     if attempts[task.key] < self.MAX_ATTEMPTS:
                         retry.append(task)
                         continue
-                    error = RuntimeError(f"the worker process died {self.MAX_ATTEMPTS} times running this run ({error})")
+                    error = RuntimeError(
+                        f"the worker process died {self.MAX_ATTEMPTS} times running this run ({error})"
+                    )
                 yield task, (None if error else future.result()), error
             if broken and not any(not f.done() for f in pending):
                 for future in list(pending):
@@ -864,10 +971,20 @@ def _local_cluster(workers: int) -> Any:
     except ImportError:  # it is marked experimental; fall back if it goes away
         from distributed import LocalCluster
 
-        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40)
-    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "critical")  # read by the cluster's processes, which log INFO otherwise
-    return SubprocessCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None, silence_logs=40,
-                             worker_kwargs={"nthreads": 1}, scheduler_kwargs={"idle_timeout": "60s"})
+        return LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        )
+    os.environ.setdefault(
+        "DASK_LOGGING__DISTRIBUTED", "critical"
+    )  # read by the cluster's processes, which log INFO otherwise
+    return SubprocessCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        dashboard_address=None,
+        silence_logs=40,
+        worker_kwargs={"nthreads": 1},
+        scheduler_kwargs={"idle_timeout": "60s"},
+    )
 
 
 class _DaskRunner:
@@ -896,12 +1013,16 @@ class _DaskRunner:
         self.client.run(build_id)
         self.futures: list[Any] = []
 
-    def run(self, tasks: Sequence[Task], metrics: Sequence[str]) -> Iterator[tuple[Task, Outcome | None, BaseException | None]]:
+    def run(
+        self, tasks: Sequence[Task], metrics: Sequence[str]
+    ) -> Iterator[tuple[Task, Outcome | None, BaseException | None]]:
         from distributed import as_completed
 
         by_key = {}
         for task in tasks:
-            future = self.client.submit(execute_task, task, None, list(metrics), key=f"ncmesh-run-{task.key}", pure=False)
+            future = self.client.submit(
+                execute_task, task, None, list(metrics), key=f"ncmesh-run-{task.key}", pure=False
+            )
             by_key[future.key] = task
             self.futures.append(future)
         for future in as_completed(self.futures):
@@ -1004,12 +1125,20 @@ def run_sweep(
             run_started = time.perf_counter()
             for task, outcome, error in runner.run(todo, sweep.metrics):
                 if error is not None:
-                    outcome = Outcome(task.key, "failed", 0.0, build_id(), "?", error=f"{type(error).__name__}: {error}")
+                    outcome = Outcome(
+                        task.key, "failed", 0.0, build_id(), "?", error=f"{type(error).__name__}: {error}"
+                    )
                 if outcome is None:  # abandoned by a stop
                     continue
                 if outcome.build != build_id() and outcome.status != "failed":
-                    outcome = Outcome(task.key, "failed", outcome.wall_s, outcome.build, outcome.host,
-                                      error=f"worker runs ncmesh build {outcome.build}, this sweep {build_id()}")
+                    outcome = Outcome(
+                        task.key,
+                        "failed",
+                        outcome.wall_s,
+                        outcome.build,
+                        outcome.host,
+                        error=f"worker runs ncmesh build {outcome.build}, this sweep {build_id()}",
+                    )
                 _record(store, sweep, task, outcome, commit, dirty)
                 setattr(report, outcome.status, getattr(report, outcome.status) + 1)
                 if on_done:
@@ -1052,7 +1181,7 @@ def _record(store: Store, sweep: Sweep, task: Task, outcome: Outcome, commit: st
         "git_commit": commit,
         "git_dirty": None if dirty is None else int(dirty),
         "host": outcome.host,
-        "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds"),
+        "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="microseconds"),
         "wall_s": outcome.wall_s,
         "sim_time_s": outcome.sim_time_s,
         **outcome.metrics,

@@ -8,9 +8,8 @@ plain rather than Rich-formatted for the same reason: Typer's Rich help
 imports Markdown rendering and takes longer than the rest of the start.
 """
 
-from ._base import app
-
 # Each module registers its commands on import, in the order --help lists them.
-from . import run, demo, sweep, bench, model, reproduce  # noqa: E402, F401, I001
+from . import bench, demo, model, reproduce, run, sweep  # noqa: F401
+from ._base import app
 
 __all__ = ["app"]

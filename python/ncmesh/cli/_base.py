@@ -10,7 +10,12 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Network-coded TCP over lossy mesh networks.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Network-coded TCP over lossy mesh networks.",
+)
 
 
 @cache

@@ -32,8 +32,10 @@ def timed_run(simulation: Any, describe: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print(json.dumps(report))
     else:
-        out().print(f"{report['events']:,} events in {wall:.2f} s ({report['events_per_s'] / 1e6:.2f} M events/s) "
-                    f"for {report['sim_time_s']:,.0f} simulated s; peak RSS {report['peak_rss_bytes'] / 2**20:.0f} MiB")
+        out().print(
+            f"{report['events']:,} events in {wall:.2f} s ({report['events_per_s'] / 1e6:.2f} M events/s) "
+            f"for {report['sim_time_s']:,.0f} simulated s; peak RSS {report['peak_rss_bytes'] / 2**20:.0f} MiB"
+        )
 
 
 @bench_app.command("sim")

@@ -9,20 +9,26 @@ the command line starts.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any
 
 import typer
 
 from ._base import app as main_app
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
-                  help="Analytic models: markov, kim, padhye, abouzeid, honc, num.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Analytic models: markov, kim, padhye, abouzeid, honc, num.",
+)
 
 main_app.add_typer(app, name="model")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-PlotOpt = Annotated[Optional[Path], typer.Option("--plot", help="Draw the model's standard figure to FILE.")]
+PlotOpt = Annotated[Path | None, typer.Option("--plot", help="Draw the model's standard figure to FILE.")]
 
 
 def _fail(msg: str) -> None:
@@ -39,8 +45,7 @@ def _emit(values: dict[str, Any], as_json: bool) -> None:
             typer.echo(f"{k}: {v}")
 
 
-def _run(compute: Callable[[], dict[str, Any]], as_json: bool, plot: Optional[Path],
-         draw: Callable[[Any], None]) -> None:
+def _run(compute: Callable[[], dict[str, Any]], as_json: bool, plot: Path | None, draw: Callable[[Any], None]) -> None:
     from ..models import ModelParameterError
 
     try:
@@ -69,7 +74,7 @@ def markov(
     cwmax: Annotated[int, typer.Option("--cwmax", help="Window limit CW_max, packets.")] = 50,
     rtt: Annotated[float, typer.Option("--rtt", help="Round-trip time, seconds.")] = 0.8,
     R: Annotated[float, typer.Option("--R", help="Redundancy R >= 1.")] = 1.0,
-    m: Annotated[Optional[int], typer.Option("--M", help="Bound M on the visual window; default adaptive.")] = None,
+    m: Annotated[int | None, typer.Option("--M", help="Bound M on the visual window; default adaptive.")] = None,
     as_json: JsonOpt = False,
     plot: PlotOpt = None,
 ) -> None:
@@ -80,8 +85,13 @@ def markov(
 
     def compute():
         r = mk.solve(p, cwmax, rtt, R, m)
-        return {"throughput_pkts_per_s": r.throughput_pkts_per_s, "mean_cwnd": r.mean_cwnd,
-                "absorbing_mass": r.absorbing_mass, "effective_p": r.effective_p, "uses_kim": r.uses_kim}
+        return {
+            "throughput_pkts_per_s": r.throughput_pkts_per_s,
+            "mean_cwnd": r.mean_cwnd,
+            "absorbing_mass": r.absorbing_mass,
+            "effective_p": r.effective_p,
+            "uses_kim": r.uses_kim,
+        }
 
     def draw(fig):
         ps = np.linspace(0.0, 0.2, 41)
@@ -224,7 +234,9 @@ def honc(
 
 @app.command()
 def num(
-    topology: Annotated[str, typer.Option("--topology", help="alice-and-bob, x, cross or butterfly.")] = "alice-and-bob",
+    topology: Annotated[
+        str, typer.Option("--topology", help="alice-and-bob, x, cross or butterfly.")
+    ] = "alice-and-bob",
     iterations: Annotated[int, typer.Option("--iterations", help="Primal-dual iterations.")] = 3000,
     step: Annotated[float, typer.Option("--step", help="h-queue step size.")] = 0.05,
     as_json: JsonOpt = False,
@@ -245,10 +257,16 @@ def num(
         base = nm.optimum(topo.without_coding())
         tr = nm.primal_dual(topo, iterations, step)
         state["trace"], state["opt"] = tr, opt
-        return {"topology": topology, "flows": list(topo.flows), "optimal_rates": opt.rates,
-                "optimal_total": opt.total_rate, "uncoded_total": base.total_rate,
-                "coding_gain": opt.total_rate / base.total_rate - 1.0,
-                "distributed_rates": tr.rates[-1], "distributed_total": float(tr.total_rate[-1])}
+        return {
+            "topology": topology,
+            "flows": list(topo.flows),
+            "optimal_rates": opt.rates,
+            "optimal_total": opt.total_rate,
+            "uncoded_total": base.total_rate,
+            "coding_gain": opt.total_rate / base.total_rate - 1.0,
+            "distributed_rates": tr.rates[-1],
+            "distributed_total": float(tr.total_rate[-1]),
+        }
 
     def draw(fig):
         tr, opt = state["trace"], state["opt"]

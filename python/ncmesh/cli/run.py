@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -24,9 +24,13 @@ def version() -> None:
 @app.command()
 def run(
     scenario: Annotated[str, typer.Argument(help="Scenario file (TOML), or the name of a shipped one.")],
-    set_: Annotated[list[str], typer.Option("--set", help="Override a key: --set link_class.wireless.loss=0.1")] = [],
-    seed: Annotated[Optional[int], typer.Option(help="Seed of the run (overrides the scenario's).")] = None,
-    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Write the tables (Parquet and CSV) into this directory.")] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a key: --set link_class.wireless.loss=0.1")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of the run (overrides the scenario's).")] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Write the tables (Parquet and CSV) into this directory.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
 ) -> None:
     """Run a scenario and print a summary of its flows."""
@@ -34,6 +38,8 @@ def run(
     from ..paths import shipped
     from ..simulate import ScenarioError, execute, load
 
+    if set_ is None:
+        set_ = []
     path = scenario_path(scenario)
     if not path.exists() and Path(scenario).suffix != ".toml":
         raise fail(f"{scenario}: no such file, and no shipped scenario of that name (shipped: {', '.join(shipped())})")
@@ -47,7 +53,12 @@ def run(
         else:
             from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-            columns = (TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,.0f} / {task.total:,.0f} s"), TimeRemainingColumn())
+            columns = (
+                TextColumn("simulating"),
+                BarColumn(),
+                TextColumn("{task.completed:,.0f} / {task.total:,.0f} s"),
+                TimeRemainingColumn(),
+            )
             with Progress(*columns, console=err(), transient=True) as bar:
                 task = bar.add_task("run", total=simulation.duration_s)
                 result = execute(simulation, lambda t, _d, _e: bar.update(task, completed=t))
@@ -60,15 +71,37 @@ def run(
         return
     from rich.table import Table
 
-    table = Table(title=f"{result.sim_time_s:,.0f} simulated seconds, {result.events:,} events in {result.wall_s:.2f} s "
-                        f"({result.events / max(result.wall_s, 1e-9) / 1e6:.1f} M events/s)")
+    table = Table(
+        title=f"{result.sim_time_s:,.0f} simulated seconds, {result.events:,} events in {result.wall_s:.2f} s "
+        f"({result.events / max(result.wall_s, 1e-9) / 1e6:.1f} M events/s)"
+    )
     names = ("id", "src", "dst", "app", "goodput_bps", "delay_mean_s", "delay_p95_s", "retransmits", "timeouts")
-    for column in ("flow", "src", "dst", "app", "goodput (kbit/s)", "delay mean (ms)", "p95 (ms)", "retransmits", "timeouts"):
+    for column in (
+        "flow",
+        "src",
+        "dst",
+        "app",
+        "goodput (kbit/s)",
+        "delay mean (ms)",
+        "p95 (ms)",
+        "retransmits",
+        "timeouts",
+    ):
         table.add_column(column, justify="right")
-    flows = [dict(zip(names, row)) for row in zip(*(result.column("flows", n) for n in names))]
+    columns = [result.column("flows", n) for n in names]
+    flows = [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
     for f in flows:
-        table.add_row(str(f["id"]), str(f["src"]), str(f["dst"]), f["app"], f"{f['goodput_bps'] / 1e3:,.1f}",
-                      f"{f['delay_mean_s'] * 1e3:,.1f}", f"{f['delay_p95_s'] * 1e3:,.1f}", str(f["retransmits"]), str(f["timeouts"]))
+        table.add_row(
+            str(f["id"]),
+            str(f["src"]),
+            str(f["dst"]),
+            f["app"],
+            f"{f['goodput_bps'] / 1e3:,.1f}",
+            f"{f['delay_mean_s'] * 1e3:,.1f}",
+            f"{f['delay_p95_s'] * 1e3:,.1f}",
+            str(f["retransmits"]),
+            str(f["timeouts"]),
+        )
     out().print(table)
     total = sum(f["goodput_bps"] for f in flows)
     out().print(f"total goodput {total / 1e3:,.1f} kbit/s, Jain's fairness index {result.fairness:.3f}")
@@ -77,7 +110,9 @@ def run(
 
 
 @app.command()
-def schema(out_file: Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of printing.")] = None) -> None:
+def schema(
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of printing.")] = None,
+) -> None:
     """Print the JSON Schema of scenario files, for editors."""
     from ..files import write_text_atomically
     from ..simulate import scenario_schema

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -14,10 +14,19 @@ from ._base import app, err, fail, say
 
 @app.command("sweep")
 def sweep(
-    sweep_file: Annotated[Path, typer.Argument(metavar="SWEEP.toml", help="Sweep file: base scenario, axes, seeds, metrics.")],
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel runs (default: all cores; with --dask local, workers).")] = None,
-    dask: Annotated[Optional[str], typer.Option(help="Run on a Dask cluster: a scheduler address, or 'local' to start one here.")] = None,
-    db: Annotated[Path, typer.Option(help="Results store (SQLite); time series go beside it in DB-STEM.runs/.")] = Path("results.sqlite"),
+    sweep_file: Annotated[
+        Path, typer.Argument(metavar="SWEEP.toml", help="Sweep file: base scenario, axes, seeds, metrics.")
+    ],
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", "-j", min=1, help="Parallel runs (default: all cores; with --dask local, workers)."),
+    ] = None,
+    dask: Annotated[
+        str | None, typer.Option(help="Run on a Dask cluster: a scheduler address, or 'local' to start one here.")
+    ] = None,
+    db: Annotated[Path, typer.Option(help="Results store (SQLite); time series go beside it in DB-STEM.runs/.")] = Path(
+        "results.sqlite"
+    ),
     rerun: Annotated[bool, typer.Option(help="Run again what the store already holds (default: skip it).")] = False,
     threads: Annotated[bool, typer.Option(help="Local threads instead of worker processes.")] = False,
 ) -> None:
@@ -29,7 +38,14 @@ def sweep(
     """
     import signal
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from ..store import StoreBusy
     from ..sweep import Outcome, SweepError, Task, default_jobs, parse, run_sweep
@@ -47,9 +63,18 @@ def sweep(
 
     previous = signal.signal(signal.SIGTERM, terminate)
     tty = sys.stderr.isatty()
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                   TextColumn("[red]{task.fields[failed]} failed"), TimeElapsedColumn(), TextColumn("ETA"),
-                   TimeRemainingColumn(), console=err(), disable=not tty)
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("runs"),
+        TextColumn("[red]{task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err(),
+        disable=not tty,
+    )
     state: dict[str, Any] = {"done": 0, "failed": 0, "total": 0}
     task_id = bar.add_task(plan.name, total=None, failed=0)
 
@@ -65,12 +90,18 @@ def sweep(
         bar.update(task_id, advance=1, failed=state["failed"])
         if not tty:
             detail = f": {outcome.error}" if outcome.error else f" in {outcome.wall_s:.2f} s"
-            print(f"[{state['done']}/{state['total']}] {outcome.status} {task.key[:12]} seed={task.seed} "
-                  f"{json.dumps(task.params)}{detail}", file=sys.stderr, flush=True)
+            print(
+                f"[{state['done']}/{state['total']}] {outcome.status} {task.key[:12]} seed={task.seed} "
+                f"{json.dumps(task.params)}{detail}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     try:
         with bar:
-            report = run_sweep(plan, db, jobs=jobs, dask=dask, threads=threads, rerun=rerun, on_start=on_start, on_done=on_done)
+            report = run_sweep(
+                plan, db, jobs=jobs, dask=dask, threads=threads, rerun=rerun, on_start=on_start, on_done=on_done
+            )
     except KeyboardInterrupt:
         raise fail("interrupted before any run was recorded", 130) from None
     except (StoreBusy, SweepError) as e:
@@ -79,8 +110,11 @@ def sweep(
         raise fail(f"{db}: {e.strerror or e}") from None
     finally:
         signal.signal(signal.SIGTERM, previous)
-    summary = (f"{report.ok} ok, {report.failed} failed" + (f", {report.null} null" if report.null else "")
-               + f", {report.skipped} skipped (already done) in {report.wall_s:.2f} s")
+    summary = (
+        f"{report.ok} ok, {report.failed} failed"
+        + (f", {report.null} null" if report.null else "")
+        + f", {report.skipped} skipped (already done) in {report.wall_s:.2f} s"
+    )
     if report.executed and report.run_wall_s:
         summary += f" ({report.executed / report.run_wall_s:.2f} runs/s over {report.run_wall_s:.2f} s of running)"
     if report.interrupted:
@@ -96,9 +130,13 @@ def sweep(
 @app.command("results")
 def results(
     db: Annotated[Path, typer.Argument(help="Results store written by ncmesh sweep.")],
-    where: Annotated[Optional[str], typer.Option(help="SQL condition over the columns, e.g. \"status = 'ok' AND seed = 1\".")] = None,
+    where: Annotated[
+        str | None, typer.Option(help="SQL condition over the columns, e.g. \"status = 'ok' AND seed = 1\".")
+    ] = None,
     format: Annotated[str, typer.Option(help="csv, parquet or json.")] = "csv",
-    out: Annotated[Optional[Path], typer.Option(help="Output file (default: standard output; required for parquet).")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Output file (default: standard output; required for parquet).")
+    ] = None,
 ) -> None:
     """Export the runs of a results store as a table, one row per run."""
     from .. import results as store_results
@@ -121,7 +159,10 @@ def results(
 def report(
     db: Annotated[Path, typer.Argument(help="Results store written by ncmesh sweep.")],
     out: Annotated[Path, typer.Option(help="HTML file to write.")] = Path("report.html"),
-    run: Annotated[Optional[str], typer.Option("--run", help="Key (or key prefix) of the run whose time series to plot; default the first.")] = None,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="Key (or key prefix) of the run whose time series to plot; default the first."),
+    ] = None,
 ) -> None:
     """Write one self-contained HTML page: metrics against each axis with 95% CIs, time series, the table of runs."""
     from .. import report as html_report

@@ -7,7 +7,9 @@ import random
 from typing import Any
 
 
-def grid_scenario(rows: int = 20, cols: int = 20, flows: int = 200, duration_s: float = 100.0, loss: float = 0.01, seed: int = 1) -> dict[str, Any]:
+def grid_scenario(
+    rows: int = 20, cols: int = 20, flows: int = 200, duration_s: float = 100.0, loss: float = 0.01, seed: int = 1
+) -> dict[str, Any]:
     """The scenario as a dictionary: node r*cols+c+1 at row r, column c;
     bulk TCP flows between distinct random nodes, routed on shortest paths."""
     nodes = [r * cols + c + 1 for r in range(rows) for c in range(cols)]

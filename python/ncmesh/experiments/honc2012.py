@@ -42,7 +42,13 @@ SCHEMES: dict[str, dict[str, Any]] = {
     "honc": {"coding.scheme": "honc", "tcp.variant": "newreno"},
 }
 # The paper's headline numbers at P_e = 0.35 (abstract and section 6.1).
-PAPER = {"throughput_vs_e2e": 2.36, "throughput_vs_hbh": 1.43, "delay_vs_e2e": 0.27, "delay_vs_hbh": 0.90, "multipath_vs_e2e": 3.47}
+PAPER = {
+    "throughput_vs_e2e": 2.36,
+    "throughput_vs_hbh": 1.43,
+    "delay_vs_e2e": 0.27,
+    "delay_vs_hbh": 0.90,
+    "multipath_vs_e2e": 3.47,
+}
 
 
 @dataclass(frozen=True)
@@ -62,12 +68,24 @@ class Settings:
     @classmethod
     def of(cls, quick: bool) -> Settings:
         if quick:
-            return cls(1000.0, (1,), (0.0, 0.1, 0.2, 0.35), (0.1, 0.2, 0.3), (0.05, 0.1, 0.3),
-                       multi_losses=(0.0, 0.1, 0.2, 0.35), fairness_loss=0.0)
-        return cls(10_000.0, (1, 2, 3, 4, 5), (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35),
-                   (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35), (0.02, 0.05, 0.1, 0.2, 0.3, 0.5),
-                   multi_losses=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35), fairness_loss=0.0)
-
+            return cls(
+                1000.0,
+                (1,),
+                (0.0, 0.1, 0.2, 0.35),
+                (0.1, 0.2, 0.3),
+                (0.05, 0.1, 0.3),
+                multi_losses=(0.0, 0.1, 0.2, 0.35),
+                fairness_loss=0.0,
+            )
+        return cls(
+            10_000.0,
+            (1, 2, 3, 4, 5),
+            (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35),
+            (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35),
+            (0.02, 0.05, 0.1, 0.2, 0.3, 0.5),
+            multi_losses=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35),
+            fairness_loss=0.0,
+        )
 
 
 METRICS = ["throughput_bps", "delay_mean_s", "delay_std_s", "fairness"]
@@ -81,7 +99,15 @@ def _scheme_name(coding: str) -> str:
 def _sweep(name: str, s: Settings, axes: list[Axis], fixed: dict[str, Any] | None = None) -> Sweep:
     """A sweep over the single-path scenario, as a sweep file would give it."""
     base = {**COMMON, "duration": s.duration_s, **(fixed or {})}
-    return Sweep(path=Path(f"<{name}>"), name=name, scenario=scenario("honc-single-path"), seeds=list(s.seeds), metrics=METRICS, fixed=base, axes=axes)
+    return Sweep(
+        path=Path(f"<{name}>"),
+        name=name,
+        scenario=scenario("honc-single-path"),
+        seeds=list(s.seeds),
+        metrics=METRICS,
+        fixed=base,
+        axes=axes,
+    )
 
 
 def sweeps(s: Settings) -> list[Sweep]:
@@ -94,17 +120,33 @@ def sweeps(s: Settings) -> list[Sweep]:
     `coding.honc.fixed_loss`; the key a scheme does not read changes nothing.
     Fig. 7 fixes TCP-HONC's propagation-delay estimate in eq. (9).
     """
-    fig5 = _sweep("honc2012-fig5", s, [
-        Axis(SCHEME_AXIS, [(SCHEMES[k]["coding.scheme"], SCHEMES[k]["tcp.variant"]) for k in SCHEMES], 0),
-        Axis(("link_class.wireless.loss",), [(p,) for p in s.losses], 0),
-    ])
+    fig5 = _sweep(
+        "honc2012-fig5",
+        s,
+        [
+            Axis(SCHEME_AXIS, [(SCHEMES[k]["coding.scheme"], SCHEMES[k]["tcp.variant"]) for k in SCHEMES], 0),
+            Axis(("link_class.wireless.loss",), [(p,) for p in s.losses], 0),
+        ],
+    )
     estimates = []
     for q in s.estimated_losses:
-        estimates += [("tcpnc-e2e", "vegas", 1.1 / (1 - q) ** WIRELESS_HOPS, q), ("tcpnc-hbh", "vegas", 1.1 / (1 - q), q), ("honc", "newreno", 1.1 / (1 - q), q)]
-    fig6 = _sweep("honc2012-fig6", s, [Axis((*SCHEME_AXIS, "coding.tcpnc.redundancy", "coding.honc.fixed_loss"), estimates, 0)],
-                  {"link_class.wireless.loss": s.robustness_loss})
-    fig7 = _sweep("honc2012-fig7", s, [Axis(("coding.honc.fixed_delay",), [(d,) for d in s.estimated_delays], 0)],
-                  {"link_class.wireless.loss": s.robustness_loss, **SCHEMES["honc"]})
+        estimates += [
+            ("tcpnc-e2e", "vegas", 1.1 / (1 - q) ** WIRELESS_HOPS, q),
+            ("tcpnc-hbh", "vegas", 1.1 / (1 - q), q),
+            ("honc", "newreno", 1.1 / (1 - q), q),
+        ]
+    fig6 = _sweep(
+        "honc2012-fig6",
+        s,
+        [Axis((*SCHEME_AXIS, "coding.tcpnc.redundancy", "coding.honc.fixed_loss"), estimates, 0)],
+        {"link_class.wireless.loss": s.robustness_loss},
+    )
+    fig7 = _sweep(
+        "honc2012-fig7",
+        s,
+        [Axis(("coding.honc.fixed_delay",), [(d,) for d in s.estimated_delays], 0)],
+        {"link_class.wireless.loss": s.robustness_loss, **SCHEMES["honc"]},
+    )
     return [fig5, fig6, fig7, *multi_sweeps(s)]
 
 
@@ -130,14 +172,32 @@ def multi_sweeps(s: Settings) -> list[Sweep]:
     and queue samples are its time series."""
     out = []
     if s.multi_losses:
-        out.append(Sweep(path=Path("<honc2012-fig8>"), name="honc2012-fig8", scenario=scenario(MULTI_SCENARIO), seeds=list(s.seeds), metrics=METRICS,
-                         fixed={**COMMON, "duration": s.duration_s, "flows": _red_flows()}, axes=[
-                             Axis(SCHEME_AXIS, [(SCHEMES[k]["coding.scheme"], SCHEMES[k]["tcp.variant"]) for k in SCHEMES], 0),
-                             Axis(("link_class.wireless.loss",), [(p,) for p in s.multi_losses], 0),
-                         ]))
+        out.append(
+            Sweep(
+                path=Path("<honc2012-fig8>"),
+                name="honc2012-fig8",
+                scenario=scenario(MULTI_SCENARIO),
+                seeds=list(s.seeds),
+                metrics=METRICS,
+                fixed={**COMMON, "duration": s.duration_s, "flows": _red_flows()},
+                axes=[
+                    Axis(SCHEME_AXIS, [(SCHEMES[k]["coding.scheme"], SCHEMES[k]["tcp.variant"]) for k in SCHEMES], 0),
+                    Axis(("link_class.wireless.loss",), [(p,) for p in s.multi_losses], 0),
+                ],
+            )
+        )
     if s.fairness_loss is not None:
-        out.append(Sweep(path=Path("<honc2012-fig8cd>"), name="honc2012-fig8cd", scenario=scenario(MULTI_SCENARIO), seeds=list(s.seeds[:1]), metrics=METRICS,
-                         fixed={**COMMON, **SCHEMES["honc"], "link_class.wireless.loss": s.fairness_loss}, axes=[]))
+        out.append(
+            Sweep(
+                path=Path("<honc2012-fig8cd>"),
+                name="honc2012-fig8cd",
+                scenario=scenario(MULTI_SCENARIO),
+                seeds=list(s.seeds[:1]),
+                metrics=METRICS,
+                fixed={**COMMON, **SCHEMES["honc"], "link_class.wireless.loss": s.fairness_loss},
+                axes=[],
+            )
+        )
     return out
 
 
@@ -189,7 +249,9 @@ def fairness_series(runs: pd.DataFrame, window_s: float = 20.0) -> tuple[pd.Data
     series = pd.read_parquet(rows.series.iloc[0])
     goodput = series[series.series == "goodput_bps"].copy()
     goodput["time_s"] = (goodput.time_s // window_s) * window_s
-    flows = goodput.groupby(["time_s", "flow"], as_index=False)["value"].mean().rename(columns={"value": "throughput_bps"})
+    flows = (
+        goodput.groupby(["time_s", "flow"], as_index=False)["value"].mean().rename(columns={"value": "throughput_bps"})
+    )
     flows["flow"] = flows.flow.astype(int)
     queue = series[(series.series == "queue_packets") & (series["from"] == 3) & (series["to"] == 5)]
     return flows, queue[["time_s", "value"]].rename(columns={"value": "packets"}).reset_index(drop=True)
@@ -215,7 +277,10 @@ def headline(fig5: pd.DataFrame, multi: pd.DataFrame | None = None) -> pd.DataFr
         q = multi.loss.max()
         at = multi[multi.loss == q].set_index("scheme")
         ratio = at.loc["honc"].throughput_bps / at.loc["tcpnc-e2e"].throughput_bps
-        extra = pd.DataFrame([("TCP-HONC / TCP/NC end-to-end, multipath throughput", ratio, PAPER["multipath_vs_e2e"], q)], columns=claims.columns)
+        extra = pd.DataFrame(
+            [("TCP-HONC / TCP/NC end-to-end, multipath throughput", ratio, PAPER["multipath_vs_e2e"], q)],
+            columns=claims.columns,
+        )
         claims = pd.concat([claims, extra], ignore_index=True)
     return claims
 
@@ -242,7 +307,7 @@ def plot(fig5: pd.DataFrame, fig6: pd.DataFrame, fig7: pd.DataFrame, out: Path) 
     b.plot(p, closed_forms.delay_end_to_end(HOP_DELAY_S, p, WIRELESS_HOPS), "k:", label="eq. (7) end-to-end ARQ")
     b.set(xlabel="P_e", ylabel="mean end-to-end delay (s)", title="(b) delay", yscale="log")
     c.set(xlabel="P_e", ylabel="delay standard deviation (s)", title="(c) delay jitter", yscale="log")
-    at = fig5.pivot(index="loss", columns="scheme", values=["throughput_bps", "delay_mean_s"])
+    at = fig5.pivot_table(index="loss", columns="scheme", values=["throughput_bps", "delay_mean_s"])
     gain = at["throughput_bps"]["honc"] / at["throughput_bps"]["tcpnc-e2e"]
     reduction = at["delay_mean_s"]["honc"] / at["delay_mean_s"]["tcpnc-e2e"]
     d.plot(gain.index, gain, "o-", label="throughput gain over TCP/NC end-to-end")
@@ -252,7 +317,10 @@ def plot(fig5: pd.DataFrame, fig6: pd.DataFrame, fig7: pd.DataFrame, out: Path) 
     d.set(xlabel="P_e", ylabel="ratio", title="(d) gain and delay reduction")
     for ax in (a, b, c, d):
         ax.legend(fontsize=7)
-    written = [write_atomically(out / f"honc2012-fig5.{x}", lambda f, x=x: fig.savefig(f, format=x, dpi=110)) for x in ("png", "svg")]
+    written = [
+        write_atomically(out / f"honc2012-fig5.{x}", lambda f, x=x: fig.savefig(f, format=x, dpi=110))
+        for x in ("png", "svg")
+    ]
     plt.close(fig)
 
     fig, (e, f) = plt.subplots(1, 2, figsize=(11, 3.8), constrained_layout=True)
@@ -271,7 +339,10 @@ def plot(fig5: pd.DataFrame, fig6: pd.DataFrame, fig7: pd.DataFrame, out: Path) 
     f2.set(ylabel="mean delay (s)")
     f.legend(loc="lower left", fontsize=7)
     f2.legend(loc="lower right", fontsize=7)
-    written += [write_atomically(out / f"honc2012-fig6-7.{x}", lambda g, x=x: fig.savefig(g, format=x, dpi=110)) for x in ("png", "svg")]
+    written += [
+        write_atomically(out / f"honc2012-fig6-7.{x}", lambda g, x=x: fig.savefig(g, format=x, dpi=110))
+        for x in ("png", "svg")
+    ]
     plt.close(fig)
     return written
 
@@ -292,22 +363,38 @@ def plot_fig8(multi: pd.DataFrame, flows: pd.DataFrame, queue: pd.DataFrame, out
         b.plot(rows.loss, rows.delay_mean_s, "o-", label=names[scheme])
     if not multi.empty:
         p = np.linspace(0, max(multi.loss.max(), 0.01), 50)
-        a.plot(p, 2 * closed_forms.throughput_hop_by_hop(CAPACITY_BPS, p) / 1e3, "k--", label="two paths of eq. (3) b(1-p)")
-    a.set(xlabel="P_e", ylabel="total throughput (kbit/s)", title="(a) throughput, red flows on two paths", yscale="symlog")
+        a.plot(
+            p, 2 * closed_forms.throughput_hop_by_hop(CAPACITY_BPS, p) / 1e3, "k--", label="two paths of eq. (3) b(1-p)"
+        )
+    a.set(
+        xlabel="P_e",
+        ylabel="total throughput (kbit/s)",
+        title="(a) throughput, red flows on two paths",
+        yscale="symlog",
+    )
     b.set(xlabel="P_e", ylabel="mean end-to-end delay (s)", title="(b) delay", yscale="log")
     for flow, rows in flows.groupby("flow"):
         if flow > 4:  # the gray flows exist from 200 s to 800 s only
             rows = rows[(rows.time_s >= GRAY_START_S) & (rows.time_s < GRAY_STOP_S)]
         c.plot(rows.time_s + 10, rows.throughput_bps / 1e6, "-", lw=1, label=f"flow {flow}")
-    c.hlines([FAIR_SHARE_BPS["red alone"] / 1e6] * 2 + [FAIR_SHARE_BPS["red and gray"] / 1e6],
-             [0, GRAY_STOP_S, GRAY_START_S], [GRAY_START_S, 1000, GRAY_STOP_S], colors="k", linestyles="--", label="fair share")
+    c.hlines(
+        [FAIR_SHARE_BPS["red alone"] / 1e6] * 2 + [FAIR_SHARE_BPS["red and gray"] / 1e6],
+        [0, GRAY_STOP_S, GRAY_START_S],
+        [GRAY_START_S, 1000, GRAY_STOP_S],
+        colors="k",
+        linestyles="--",
+        label="fair share",
+    )
     c.set(xlabel="time (s)", ylabel="throughput per 20 s (Mbit/s)", title="(c) fairness and load balancing, TCP-HONC")
     d.plot(queue.time_s, queue.packets, "-", lw=1)
     d.set(xlabel="time (s)", ylabel="packets", title="(d) queue at node 3 towards 5, every 2 s")
     for ax in (a, b, c):
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, ncol=2 if ax is c else 1)
-    written = [write_atomically(out / f"honc2012-fig8.{x}", lambda f, x=x: fig.savefig(f, format=x, dpi=110)) for x in ("png", "svg")]
+    written = [
+        write_atomically(out / f"honc2012-fig8.{x}", lambda f, x=x: fig.savefig(f, format=x, dpi=110))
+        for x in ("png", "svg")
+    ]
     plt.close(fig)
     return written
 
@@ -317,8 +404,15 @@ def runs_planned(quick: bool) -> int:
     return sum(len(sw.seeds) * sum(1 for _ in sw.points()) for sw in sweeps(Settings.of(quick)))
 
 
-def reproduce(quick: bool, out: Path, db: Path | None = None, jobs: int | None = None, dask: str | None = None,
-              on_start: Callable[[int, int], None] | None = None, on_done: Callable[[Any, Any], None] | None = None) -> dict[str, Any]:
+def reproduce(
+    quick: bool,
+    out: Path,
+    db: Path | None = None,
+    jobs: int | None = None,
+    dask: str | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_done: Callable[[Any, Any], None] | None = None,
+) -> dict[str, Any]:
     """Runs the three sweeps into a results store (``out/honc2012.sqlite`` by
     default), which makes an interrupted reproduction resume where it
     stopped, then writes the tables and figures."""
@@ -346,8 +440,17 @@ def reproduce(quick: bool, out: Path, db: Path | None = None, jobs: int | None =
     figures = plot(fig5, fig6, fig7, out)
     if s.multi_losses or s.fairness_loss is not None:
         figures += plot_fig8(multi, flows, queue, out)
-    return {"fig5": fig5, "fig6": fig6, "fig7": fig7, "claims": claims, "figures": figures, "db": db,
-            "fig8": multi, "fig8c": flows, "fig8d": queue}
+    return {
+        "fig5": fig5,
+        "fig6": fig6,
+        "fig7": fig7,
+        "claims": claims,
+        "figures": figures,
+        "db": db,
+        "fig8": multi,
+        "fig8c": flows,
+        "fig8d": queue,
+    }
 
 
 JSON_KEYS = ["scheme", "scenario", "loss", "throughput_bps", "delay_mean_s", "delay_std_s", "seeds"]
@@ -356,7 +459,12 @@ JSON_KEYS = ["scheme", "scenario", "loss", "throughput_bps", "delay_mean_s", "de
 def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
     rows = []
     for row in table.reindex(columns=JSON_KEYS).to_dict("records"):
-        rows.append({k: (None if isinstance(v, float) and np.isnan(v) else (v.item() if hasattr(v, "item") else v)) for k, v in row.items()})
+        rows.append(
+            {
+                k: (None if isinstance(v, float) and np.isnan(v) else (v.item() if hasattr(v, "item") else v))
+                for k, v in row.items()
+            }
+        )
     return rows
 
 

@@ -73,6 +73,8 @@ def plot(table: pd.DataFrame, out: Path) -> list[Path]:
     b.set(xlabel="loss per wireless hop", ylabel="mean end-to-end delay (s)", ylim=(0, None), title="Delay")
     written = []
     for suffix in ("png", "svg"):
-        written.append(write_atomically(out / f"tcp-vs-loss.{suffix}", lambda p, s=suffix: fig.savefig(p, format=s, dpi=120)))
+        written.append(
+            write_atomically(out / f"tcp-vs-loss.{suffix}", lambda p, s=suffix: fig.savefig(p, format=s, dpi=120))
+        )
     plt.close(fig)
     return written

@@ -55,10 +55,15 @@ class Settings:
 def model_sweep(s: Settings, redundancy: float = 1.0) -> Sweep:
     """Fig. 7: erasure at CW_max 50, and CW_max at 5% erasure, on topology (a)."""
     points = [(hop_loss(p), 50) for p in s.erasures] + [(hop_loss(0.05), w) for w in s.windows if w != 50]
-    return Sweep(path=Path("<zhang2014>"), name="zhang2014", scenario=scenario("zhang2014-tandem"), seeds=list(s.seeds),
-                 metrics=["acked_bytes", "throughput_bps", "timeouts"],
-                 fixed={"duration": s.duration_s, "coding.tcpnc.redundancy": redundancy},
-                 axes=[Axis(("link_class.hop.loss", "tcp.rcv_window"), points, 0)])
+    return Sweep(
+        path=Path("<zhang2014>"),
+        name="zhang2014",
+        scenario=scenario("zhang2014-tandem"),
+        seeds=list(s.seeds),
+        metrics=["acked_bytes", "throughput_bps", "timeouts"],
+        fixed={"duration": s.duration_s, "coding.tcpnc.redundancy": redundancy},
+        axes=[Axis(("link_class.hop.loss", "tcp.rcv_window"), points, 0)],
+    )
 
 
 def mean_window(series_path: str, cwmax: int) -> float:
@@ -80,7 +85,7 @@ def compare(runs: pd.DataFrame, s: Settings, redundancy: float = 1.0) -> pd.Data
     runs["cwmax"] = runs["tcp.rcv_window"].astype(int)
     runs["throughput_pkts_per_s"] = runs.acked_bytes / PACKET_BYTES / s.duration_s
     runs["goodput_pkts_per_s"] = runs.throughput_bps / 8 / PACKET_BYTES
-    runs["mean_cwnd"] = [mean_window(path, w) for path, w in zip(runs.series, runs.cwmax)]
+    runs["mean_cwnd"] = [mean_window(path, w) for path, w in zip(runs.series, runs.cwmax, strict=True)]
     table = runs.groupby(["erasure", "cwmax"], as_index=False).agg(
         sim_throughput=("throughput_pkts_per_s", "mean"),
         sim_throughput_std=("throughput_pkts_per_s", "std"),
@@ -93,14 +98,23 @@ def compare(runs: pd.DataFrame, s: Settings, redundancy: float = 1.0) -> pd.Data
     table["markov_cwnd"] = np.asarray(model.mean_cwnd, dtype=float)
     table["kim_throughput"] = np.asarray(kim.throughput(table.cwmax.to_numpy(), LINK_RTT_S, s.duration_s), dtype=float)
     p_visible = np.asarray(markov.effective_loss(table.erasure.to_numpy(), redundancy), dtype=float)
-    table["abouzeid_throughput"] = [float(abouzeid.throughput(max(pv, 1e-6), LINK_RTT_S, int(w))) for pv, w in zip(p_visible, table.cwmax)]
+    table["abouzeid_throughput"] = [
+        float(abouzeid.throughput(max(pv, 1e-6), LINK_RTT_S, int(w)))
+        for pv, w in zip(p_visible, table.cwmax, strict=True)
+    ]
     table["throughput_error"] = table.sim_throughput / table.markov_throughput - 1
     table["cwnd_error"] = table.sim_cwnd / table.markov_cwnd - 1
     return table
 
 
-def sweep(s: Settings, db: Path, jobs: int | None = None, dask: str | None = None,
-          on_start: Callable[[int, int], None] | None = None, on_done: Callable[[Any, Any], None] | None = None) -> pd.DataFrame:
+def sweep(
+    s: Settings,
+    db: Path,
+    jobs: int | None = None,
+    dask: str | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_done: Callable[[Any, Any], None] | None = None,
+) -> pd.DataFrame:
     """Runs what the store ``db`` does not hold yet and compares."""
     if run_sweep(model_sweep(s), db, jobs=jobs, dask=dask, on_start=on_start, on_done=on_done).interrupted:
         raise KeyboardInterrupt
@@ -116,13 +130,21 @@ def fairness(s: Settings, erasure: float = 0.06, capacity: str = "0.05Mbps") -> 
     # The round trip of the slow path: propagation plus one packet's serialisation per hop.
     rtt = LINK_RTT_S + HOPS * PACKET_BYTES * 8 / 50e3
     chosen = markov.equalising_redundancy(erasure, 50, rtt, bottleneck=bottleneck)
-    flows = [{"src": 1, "dst": HOPS + 1, "app": "bulk", "coding": "tcpnc-e2e"}, {"src": 1, "dst": HOPS + 1, "app": "bulk", "coding": "none"}]
+    flows = [
+        {"src": 1, "dst": HOPS + 1, "app": "bulk", "coding": "tcpnc-e2e"},
+        {"src": 1, "dst": HOPS + 1, "app": "bulk", "coding": "none"},
+    ]
     rows = []
     for label, r in (("model", chosen), ("1/(1-p)", 1.0 / (1.0 - erasure))):
         ratios = []
         for seed in s.seeds:
-            overrides = {"duration": s.duration_s, "link_class.hop.capacity": capacity, "link_class.hop.loss": hop_loss(erasure),
-                         "coding.tcpnc.redundancy": r, "flows": flows}
+            overrides = {
+                "duration": s.duration_s,
+                "link_class.hop.capacity": capacity,
+                "link_class.hop.loss": hop_loss(erasure),
+                "coding.tcpnc.redundancy": r,
+                "flows": flows,
+            }
             acked = run(scenario("zhang2014-tandem"), seed=seed, overrides=overrides).flows.acked_bytes
             ratios.append(acked.iloc[0] / max(acked.iloc[1], 1))
         rows.append({"redundancy": label, "R": r, "nc_to_reno_ratio": float(np.mean(ratios))})
@@ -156,13 +178,22 @@ def plot(table: pd.DataFrame, out: Path) -> list[Path]:
     c.legend(fontsize=8)
     written = []
     for suffix in ("png", "svg"):
-        written.append(write_atomically(out / f"zhang2014.{suffix}", lambda p, s=suffix: fig.savefig(p, format=s, dpi=120)))
+        written.append(
+            write_atomically(out / f"zhang2014.{suffix}", lambda p, s=suffix: fig.savefig(p, format=s, dpi=120))
+        )
     plt.close(fig)
     return written
 
 
-def reproduce(quick: bool, out: Path, db: Path | None = None, jobs: int | None = None, dask: str | None = None,
-              on_start: Callable[[int, int], None] | None = None, on_done: Callable[[Any, Any], None] | None = None) -> dict[str, Any]:
+def reproduce(
+    quick: bool,
+    out: Path,
+    db: Path | None = None,
+    jobs: int | None = None,
+    dask: str | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_done: Callable[[Any, Any], None] | None = None,
+) -> dict[str, Any]:
     """The sweep into a results store (``out/zhang2014.sqlite`` by default, so
     an interrupted reproduction resumes), the fairness runs, tables and figures."""
     settings = Settings.of(quick)
@@ -182,8 +213,13 @@ def runs_planned(quick: bool) -> int:
 
 
 def rows_json(table: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{k: (None if isinstance(v, float) and np.isnan(v) else (v.item() if hasattr(v, "item") else v)) for k, v in row.items()}
-            for row in table.to_dict("records")]
+    return [
+        {
+            k: (None if isinstance(v, float) and np.isnan(v) else (v.item() if hasattr(v, "item") else v))
+            for k, v in row.items()
+        }
+        for row in table.to_dict("records")
+    ]
 
 
-__all__: Sequence[str] = ["sweep", "compare", "fairness", "plot", "reproduce", "Settings"]
+__all__: Sequence[str] = ["Settings", "compare", "fairness", "plot", "reproduce", "sweep"]

@@ -8,7 +8,7 @@ docs/models.md.
 
 from ._params import ModelParameterError
 
-__all__ = ["ModelParameterError", "markov", "kim", "padhye", "abouzeid", "honc", "num"]
+__all__ = ["ModelParameterError", "abouzeid", "honc", "kim", "markov", "num", "padhye"]
 
 
 def __getattr__(name: str):

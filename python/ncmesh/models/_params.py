@@ -30,8 +30,14 @@ def _fmt(lo: float, hi: float, lo_closed: bool, hi_closed: bool) -> str:
     return f"in {left}{lo_s}, {hi_s}{right}"
 
 
-def real(name: str, value: object, lo: float = -math.inf, hi: float = math.inf,
-         lo_closed: bool = True, hi_closed: bool = True) -> np.ndarray:
+def real(
+    name: str,
+    value: object,
+    lo: float = -math.inf,
+    hi: float = math.inf,
+    lo_closed: bool = True,
+    hi_closed: bool = True,
+) -> np.ndarray:
     """Return ``value`` as a float array after checking every element is in range."""
     try:
         arr = np.asarray(value, dtype=float)
@@ -55,8 +61,9 @@ def integer(name: str, value: object, lo: int, hi: float = math.inf) -> np.ndarr
     except ModelParameterError as e:
         raise ModelParameterError(name, f"an integer {_fmt(lo, hi, True, True)}", e.got) from None
     if np.any(arr != np.round(arr)):
-        raise ModelParameterError(name, f"an integer {_fmt(lo, hi, True, True)}",
-                                  arr[arr != np.round(arr)].flat[0].item())
+        raise ModelParameterError(
+            name, f"an integer {_fmt(lo, hi, True, True)}", arr[arr != np.round(arr)].flat[0].item()
+        )
     return arr.astype(np.int64)
 
 

@@ -26,8 +26,7 @@ import numpy as np
 
 from ._params import integer, real, scalar_or_array
 
-__all__ = ["transition_matrix", "stationary_window", "throughput", "mean_window",
-           "FLUID_CONSTANT"]
+__all__ = ["FLUID_CONSTANT", "mean_window", "stationary_window", "throughput", "transition_matrix"]
 
 #: Small-p limit of E[W]·sqrt(p) for additive increase / halving under
 #: Poisson-like random loss (Ott, Kemperman & Mathis 1996); a check, not an input.

@@ -14,9 +14,16 @@ from scipy import stats
 from ._params import ModelParameterError, integer, real, scalar_or_array
 
 __all__ = [
-    "throughput_hop_by_hop", "throughput_end_to_end", "throughput_gain",
-    "delay_one_hop", "delay_end_to_end", "delay_end_to_end_recursive", "delay_reduction",
-    "codec_pairs_ideal", "decoding_probability", "codec_pairs",
+    "codec_pairs",
+    "codec_pairs_ideal",
+    "decoding_probability",
+    "delay_end_to_end",
+    "delay_end_to_end_recursive",
+    "delay_one_hop",
+    "delay_reduction",
+    "throughput_end_to_end",
+    "throughput_gain",
+    "throughput_hop_by_hop",
 ]
 
 
@@ -145,7 +152,6 @@ def codec_pairs(b_ideal, success, p_th=0.8, b_cap=10_000):
         B = np.arange(bi[idx], b_cap + 1)
         ok = stats.binom.sf(bi[idx] - 1, B, s[idx]) >= pt[idx]
         if not ok.any():
-            raise ModelParameterError("success", f"large enough to reach p_th within {b_cap} pairs",
-                                      float(s[idx]))
+            raise ModelParameterError("success", f"large enough to reach p_th within {b_cap} pairs", float(s[idx]))
         out[idx] = B[np.argmax(ok)]
     return scalar_or_array(out) if out.ndim else int(out)

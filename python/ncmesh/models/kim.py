@@ -15,7 +15,7 @@ import numpy as np
 
 from ._params import real, scalar_or_array
 
-__all__ = ["throughput", "masks_losses", "rounds_to_wmax"]
+__all__ = ["masks_losses", "rounds_to_wmax", "throughput"]
 
 
 def masks_losses(p, R):

@@ -27,9 +27,18 @@ from . import kim, padhye
 from ._params import ModelParameterError, integer, real, scalar_or_array
 
 __all__ = [
-    "MarkovResult", "state_probabilities", "absorbing_probabilities", "absorbing_mass",
-    "effective_loss", "expected_effective_window", "expected_period", "solve",
-    "throughput", "mean_cwnd", "equalising_redundancy", "default_m",
+    "MarkovResult",
+    "absorbing_mass",
+    "absorbing_probabilities",
+    "default_m",
+    "effective_loss",
+    "equalising_redundancy",
+    "expected_effective_window",
+    "expected_period",
+    "mean_cwnd",
+    "solve",
+    "state_probabilities",
+    "throughput",
 ]
 
 
@@ -54,7 +63,7 @@ def _next_row(prev: np.ndarray, w: int, p: float, cwmax: int) -> np.ndarray:
     kernel = stats.nbinom.pmf(d, w - 1, 1.0 - p) if p > 0 else (d == 0).astype(float)
     row = np.convolve(prev, kernel)[: w - 1]
     # Algorithm-1 lines 6-7: AU >= CW_max leads to a timeout, not a live state.
-    row[min(cwmax, w - 1):] = 0.0
+    row[min(cwmax, w - 1) :] = 0.0
     return row
 
 
@@ -183,17 +192,19 @@ def solve(p, cwmax, rtt, R=1.0, m=None, conditional_ew=True) -> MarkovResult:
     m = np.int64(-1) if m is None else integer("M", m, 2, 20_000)
     p, cwmax, rtt, R, m = np.broadcast_arrays(p, cwmax, rtt, R, m)
     p_eff = 1.0 - R * (1.0 - p)
-    out = np.empty((4,) + p.shape)
+    out = np.empty((4, *p.shape))
     kimmask = np.empty(p.shape, dtype=bool)
     for idx in np.ndindex(p.shape):
-        thr, cw, mass, k = _solve_point(float(p_eff[idx]), int(cwmax[idx]), float(rtt[idx]),
-                                        int(m[idx]), conditional_ew)
-        out[(0,) + idx], out[(1,) + idx], out[(2,) + idx] = thr, cw, mass
+        thr, cw, mass, k = _solve_point(
+            float(p_eff[idx]), int(cwmax[idx]), float(rtt[idx]), int(m[idx]), conditional_ew
+        )
+        out[(0, *idx)], out[(1, *idx)], out[(2, *idx)] = thr, cw, mass
         kimmask[idx] = k
     out[3] = p_eff
     conv = scalar_or_array
-    return MarkovResult(conv(out[0]), conv(out[1]), conv(out[2]), conv(out[3]),
-                        bool(kimmask) if kimmask.ndim == 0 else kimmask)
+    return MarkovResult(
+        conv(out[0]), conv(out[1]), conv(out[2]), conv(out[3]), bool(kimmask) if kimmask.ndim == 0 else kimmask
+    )
 
 
 def throughput(p, cwmax, rtt, R=1.0, m=None):
@@ -211,9 +222,15 @@ def absorbing_mass(p, cwmax, m, R=1.0):
     return solve(p, cwmax, 1.0, R, m).absorbing_mass
 
 
-def equalising_redundancy(p: float, cwmax: int, rtt: float, target: float | None = None,
-                          rto: float | None = None, bottleneck: float | None = None,
-                          m: int | None = None) -> float:
+def equalising_redundancy(
+    p: float,
+    cwmax: int,
+    rtt: float,
+    target: float | None = None,
+    rto: float | None = None,
+    bottleneck: float | None = None,
+    m: int | None = None,
+) -> float:
     """Sec. 5.6: the redundancy R at which TCP-NC's modelled throughput equals TCP-Reno's.
 
     ``target`` is the Reno throughput in packets/s.  When it is omitted it is
@@ -243,8 +260,7 @@ def equalising_redundancy(p: float, cwmax: int, rtt: float, target: float | None
     # keep p' >= 1e-4 so the chain (not Kim's line) is what gets equalised
     hi = (1.0 - 1e-4) / (1.0 - p)
     if gap(hi) < 0:
-        raise ModelParameterError("target", f"at most {target + gap(hi):.6g} pkts/s (TCP-NC's "
-                                  "throughput as p' -> 0)", target)
+        raise ModelParameterError(
+            "target", f"at most {target + gap(hi):.6g} pkts/s (TCP-NC's throughput as p' -> 0)", target
+        )
     return float(optimize.brentq(gap, lo, hi, xtol=1e-6))
-
-

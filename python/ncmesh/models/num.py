@@ -27,15 +27,25 @@ update (7).
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from ._params import ModelParameterError, integer, real
 
 __all__ = [
-    "Hyperarc", "Topology", "alice_bob", "x_topology", "cross", "butterfly", "TOPOLOGIES",
-    "Optimum", "optimum", "coding_gain", "Trace", "primal_dual",
+    "TOPOLOGIES",
+    "Hyperarc",
+    "Optimum",
+    "Topology",
+    "Trace",
+    "alice_bob",
+    "butterfly",
+    "coding_gain",
+    "cross",
+    "optimum",
+    "primal_dual",
+    "x_topology",
 ]
 
 
@@ -61,7 +71,7 @@ class Topology:
     cliques: tuple[tuple[int, ...], ...]
     epsilon: float = 1.0
 
-    def without_coding(self) -> "Topology":
+    def without_coding(self) -> Topology:
         """The same network with every partition that codes flows together removed."""
         segs = []
         for s, parts in self.segments:
@@ -89,11 +99,14 @@ class Topology:
         nP, nS = len(part_flow), len(slots)
         M = np.zeros((nS, nP))  # load of a member slot from partitions
         slot_of = {sl: i for i, sl in enumerate(slots)}
-        for pi, (s, ids) in enumerate(zip(part_flow, part_codes)):
+        for pi, (s, ids) in enumerate(zip(part_flow, part_codes, strict=True)):
             for c in ids:
                 if (c, s) not in slot_of:
-                    raise ModelParameterError("segments", "partitions whose flow is a member of each code it uses",
-                                              (self.flows[s], code_list[c]))
+                    raise ModelParameterError(
+                        "segments",
+                        "partitions whose flow is a member of each code it uses",
+                        (self.flows[s], code_list[c]),
+                    )
                 M[slot_of[(c, s)], pi] += 1.0
         return code_list, slots, np.array(part_flow), np.array(part_seg), part_codes, M
 
@@ -113,15 +126,17 @@ def _topology(name, links, hyperarcs, flows, segments, coding: bool, cap: float)
         s = fidx[flow]
         built = []
         for pt in parts:
-            built.append(tuple((index[(tx, tuple(rx))], tuple(sorted(fidx[f] for f in code)))
-                               for tx, rx, code in pt))
+            built.append(tuple((index[(tx, tuple(rx))], tuple(sorted(fidx[f] for f in code))) for tx, rx, code in pt))
         segs.append((s, tuple(built)))
     topo = Topology(name, tuple(hs), tuple(flows), tuple(segs), (tuple(range(len(hs))),))
     return topo if coding else topo.without_coding()
 
 
-def _relay_segments(flows_through: dict[str, tuple[str, str, str]], codes: Sequence[tuple[str, ...]],
-                    dest_of_code: dict[tuple[str, ...], tuple[str, ...]]):
+def _relay_segments(
+    flows_through: dict[str, tuple[str, str, str]],
+    codes: Sequence[tuple[str, ...]],
+    dest_of_code: dict[tuple[str, ...], tuple[str, ...]],
+):
     """Segments for one relay: uplink hop, then relay hop split among the codes."""
     segs = []
     for f, (src, relay, dst) in flows_through.items():
@@ -159,8 +174,7 @@ def cross(links=None, coding: bool = True, capacity: float = 1.0) -> Topology:
     ns, ew = ("N>S", "S>N"), ("E>W", "W>E")
     hyper = [(n, ("R",)) for n in "NSEW"] + [("R", (n,)) for n in "NSEW"]
     hyper += [("R", ("E", "N", "S", "W")), ("R", ("N", "S")), ("R", ("E", "W"))]
-    segs = _relay_segments(flows, [four, ns, ew],
-                           {four: ("E", "N", "S", "W"), ns: ("N", "S"), ew: ("E", "W")})
+    segs = _relay_segments(flows, [four, ns, ew], {four: ("E", "N", "S", "W"), ns: ("N", "S"), ew: ("E", "W")})
     return _topology("cross", links, hyper, list(flows), segs, coding, capacity)
 
 
@@ -173,13 +187,11 @@ def butterfly(links=None, coding: bool = True, capacity: float = 1.0) -> Topolog
     """
     f1, f2 = "S1>D1", "S2>D2"
     code = (f1, f2)
-    hyper = [("S1", ("I",)), ("S2", ("I",)), ("I", ("J",)), ("J", ("D1",)), ("J", ("D2",)),
-             ("J", ("D1", "D2"))]
+    hyper = [("S1", ("I",)), ("S2", ("I",)), ("I", ("J",)), ("J", ("D1",)), ("J", ("D2",)), ("J", ("D1", "D2"))]
     segs = []
     for f, src, dst in ((f1, "S1", "D1"), (f2, "S2", "D2")):
         segs.append((f, [[(src, ("I",), (f,))]]))
-        segs.append((f, [[("I", ("J",), (f,)), ("J", (dst,), (f,))],
-                         [("I", ("J",), code), ("J", ("D1", "D2"), code)]]))
+        segs.append((f, [[("I", ("J",), (f,)), ("J", (dst,), (f,))], [("I", ("J",), code), ("J", ("D1", "D2"), code)]]))
     return _topology("butterfly", links, hyper, [f1, f2], segs, coding, capacity)
 
 
@@ -188,10 +200,10 @@ TOPOLOGIES = {"alice-and-bob": alice_bob, "x": x_topology, "cross": cross, "butt
 
 @dataclasses.dataclass(frozen=True)
 class Optimum:
-    rates: np.ndarray          # x_s
-    splits: np.ndarray         # xi per partition
-    airtime: np.ndarray        # tau_h
-    queues: np.ndarray         # capacity multipliers q_h
+    rates: np.ndarray  # x_s
+    splits: np.ndarray  # xi per partition
+    airtime: np.ndarray  # tau_h
+    queues: np.ndarray  # capacity multipliers q_h
     utility: float
 
     @property
@@ -243,6 +255,7 @@ def coding_gain(topo: Topology, weights=None) -> float:
 
 # ---------------------------------------------------------------- distributed
 
+
 def _project_simplex(v: np.ndarray, z: float = 1.0) -> np.ndarray:
     """Euclidean projection of v onto {u >= 0, sum u = z} (sort-based)."""
     if v.size == 1:
@@ -264,18 +277,19 @@ def _project_capped(v: np.ndarray, z: float) -> np.ndarray:
 class Trace:
     """Per-iteration history of the distributed algorithm (appendix A figures)."""
 
-    rates: np.ndarray     # (iterations, flows)
-    queues: np.ndarray    # (iterations, hyperarcs), the h-queues q_h
-    splits: np.ndarray    # final xi per partition
-    airtime: np.ndarray   # final tau
+    rates: np.ndarray  # (iterations, flows)
+    queues: np.ndarray  # (iterations, hyperarcs), the h-queues q_h
+    splits: np.ndarray  # final xi per partition
+    airtime: np.ndarray  # final tau
 
     @property
     def total_rate(self) -> np.ndarray:
         return self.rates.sum(axis=1)
 
 
-def primal_dual(topo: Topology, iterations: int = 4000, step: float = 0.05, prox: float = 1.0,
-                reset_every: int = 1, weights=None) -> Trace:
+def primal_dual(
+    topo: Topology, iterations: int = 4000, step: float = 0.05, prox: float = 1.0, reset_every: int = 1, weights=None
+) -> Trace:
     """Distributed solution of sec. IV-B with the proximal method.
 
     Each iteration, with h-queues q and dominance indicators delta fixed:
@@ -301,15 +315,16 @@ def primal_dual(topo: Topology, iterations: int = 4000, step: float = 0.05, prox
     step = float(real("step", step, 0.0, lo_closed=False))
     prox = float(real("prox", prox, 0.0, lo_closed=False))
     reset_every = int(integer("reset_every", reset_every, 1))
-    if any(len(set(q)) != len(q) for q in topo.cliques) or \
-            len({h for q in topo.cliques for h in q}) != sum(len(q) for q in topo.cliques):
+    if any(len(set(q)) != len(q) for q in topo.cliques) or len({h for q in topo.cliques for h in q}) != sum(
+        len(q) for q in topo.cliques
+    ):
         raise ModelParameterError("cliques", "disjoint sets of hyperarcs", topo.cliques)
     w = _check_weights(topo, weights)
-    codes, slots, pflow, pseg, part_codes, M = topo._index()
+    codes, slots, pflow, pseg, _part_codes, M = topo._index()
     nF, nP, nH = len(topo.flows), len(pflow), len(topo.hyperarcs)
     cap = np.array([h.capacity for h in topo.hyperarcs])
     slot_code = np.array([c for c, _ in slots])
-    slot_flow = np.array([s for _, s in slots])
+    np.array([s for _, s in slots])
     code_h = np.array([h for h, _ in codes])
     seg_parts = [np.flatnonzero(pseg == j) for j in range(len(topo.segments))]
     code_slots = [np.flatnonzero(slot_code == c) for c in range(len(codes))]
@@ -327,8 +342,8 @@ def primal_dual(topo: Topology, iterations: int = 4000, step: float = 0.05, prox
     rates = np.empty((iterations, nF))
     queues = np.empty((iterations, nH))
     for t in range(iterations):
-        slot_price = q[code_h[slot_code]] * delta          # q_h delta^s_hk per member slot
-        part_price = M.T @ slot_price                       # per unit rate on each partition
+        slot_price = q[code_h[slot_code]] * delta  # q_h delta^s_hk per member slot
+        part_price = M.T @ slot_price  # per unit rate on each partition
         pi = np.bincount(pflow, weights=xi * part_price, minlength=nF)
         # rate control (4) with the proximal term: x^2/prox + x (pi - y/prox) - w = 0
         bq = pi - y / prox

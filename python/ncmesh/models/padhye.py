@@ -13,7 +13,7 @@ import numpy as np
 
 from ._params import real, scalar_or_array
 
-__all__ = ["throughput", "throughput_approx", "expected_window", "timeout_probability"]
+__all__ = ["expected_window", "throughput", "throughput_approx", "timeout_probability"]
 
 
 def _f(p):
