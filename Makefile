@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: demo test test-wheel bench-codec bench-sim fuzz clean
+.PHONY: demo test lint docs test-wheel bench-codec bench-sim fuzz clean
 
 demo: $(STAMP)
 	$(BIN)/ncmesh reproduce honc2012 --quick --out demo-out
@@ -17,6 +17,22 @@ test: $(STAMP)
 	cargo test --workspace --exclude ncmesh-py
 	$(BIN)/python -m pytest -q -W error tests
 	PYTHON=$(PYTHON) bash .ci/test-wheel
+
+# The gates every change passes: formatting, lints, types, API docs.
+lint: $(STAMP)
+	cargo fmt --all -- --check
+	cd fuzz && cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -q -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace -q
+	$(BIN)/ruff format --check -q python tests
+	$(BIN)/ruff check -q python tests
+
+# The documentation site, into site/: the Rust API from cargo doc beside the
+# pages, broken links and anchors failing the build.
+docs: $(STAMP)
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace -q
+	rm -rf docs/rust && cp -r target/doc docs/rust
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # The release wheel installed into a fresh environment and run outside the checkout.
 test-wheel: $(STAMP)
@@ -41,9 +57,10 @@ $(STAMP): $(SOURCES)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "maturin>=1.7,<2" "pytest>=8" "hypothesis>=6" \
 		"numpy>=1.24" "typer>=0.12,<0.29" "rich>=13" "pandas>=2" "pyarrow>=15" "pydantic>=2.6" "matplotlib>=3.7" \
-		"scipy>=1.10" "cvxpy>=1.4" "duckdb>=1" "dask[distributed]>=2024.1" "tabulate>=0.9"
+		"scipy>=1.10" "cvxpy>=1.4" "duckdb>=1" "dask[distributed]>=2024.1" "tabulate>=0.9" \
+		"ruff>=0.15,<0.18" "mypy>=1.15" "pandas-stubs>=2" "mkdocs-material>=9.5" "mkdocstrings[python]>=0.26"
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release -q
 	touch $@
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target site docs/rust
