@@ -19,12 +19,13 @@ def at_35(tmp_path_factory):
     return {row.scheme: row._asdict() for row in fig5.itertuples()}
 
 
-def _run(settings, out):
+def _run(settings, out, on_done=None):
     from ncmesh import results
     from ncmesh.sweep import run_sweep
 
     for sw in honc2012.sweeps(settings):
-        run_sweep(sw, out / "store.sqlite", jobs=2)
+        if run_sweep(sw, out / "store.sqlite", jobs=2, on_done=on_done).interrupted:
+            break
     return results.load(out / "store.sqlite")
 
 
@@ -48,10 +49,21 @@ def test_honc_delay_is_below_end_to_end_coding(at_35):
 
 def test_an_interrupted_reproduction_resumes_without_rerunning(tmp_path):
     settings = honc2012.Settings(200.0, (1,), (0.1,), (0.1,), (0.1,))
-    first = _run(settings, tmp_path)
+    done = []
+
+    def interrupt_after_two(task, outcome):
+        done.append(task.key)
+        if len(done) == 2:
+            raise KeyboardInterrupt
+
+    first = _run(settings, tmp_path, on_done=interrupt_after_two)
+    assert 2 <= len(first) < 4 + 3 + 1, "the interruption stopped the reproduction part way"
     again = _run(settings, tmp_path)
-    assert len(first) == len(again) == 4 + 3 + 1
-    assert list(first.finished_at) == list(again.finished_at), "finished runs are not repeated"
+    assert len(again) == 4 + 3 + 1 and set(again.status) == {"ok"}
+    kept = again.set_index("key").finished_at
+    assert all(kept[k] == t for k, t in zip(first.key, first.finished_at, strict=True)), (
+        "finished runs are not repeated"
+    )
 
 
 def test_reproduce_json_has_one_row_per_scheme_loss_and_scenario(tmp_path, monkeypatch):
@@ -66,7 +78,17 @@ def test_reproduce_json_has_one_row_per_scheme_loss_and_scenario(tmp_path, monke
     )
     for r in rows:
         assert r["seeds"] == 1
-        assert set(r) == {"scheme", "scenario", "loss", "throughput_bps", "delay_mean_s", "delay_std_s", "seeds"}
+        assert r["failed"] == 0
+        assert set(r) == {
+            "scheme",
+            "scenario",
+            "loss",
+            "throughput_bps",
+            "delay_mean_s",
+            "delay_std_s",
+            "seeds",
+            "failed",
+        }
     multi = {r["scheme"]: r for r in rows if r["scenario"] == "multi"}
     # Section 6.2.1: HONC spreads the red flows over both paths, TCP/NC end to end cannot.
     assert multi["honc"]["throughput_bps"] > 3 * multi["tcpnc-e2e"]["throughput_bps"]
@@ -106,3 +128,36 @@ def test_fig8_fairness_run_shares_the_bottleneck(tmp_path):
     assert both.min() > 0.8 * both.max()
     # Node 3's queue: sampled every 2 s, bounded well below the receive windows.
     assert len(queue) == 500 and 0 < queue.packets.max() <= 100
+
+
+def test_a_reproduction_with_failed_runs_names_them_and_exits_non_zero(tmp_path, monkeypatch):
+    from ncmesh import sweep
+
+    small = honc2012.Settings(200.0, (1, 2), (0.1,), (0.1,), (0.1,))
+    monkeypatch.setattr(honc2012.Settings, "of", classmethod(lambda cls, quick: small))
+    plan = sweep.plan
+
+    def plan_with_a_failure(sw):
+        tasks = plan(sw)
+        for t in tasks:
+            if sw.name == "honc2012-fig5" and t.params.get("coding.scheme") == "tcpnc-hbh" and t.seed == 2:
+                t.error = "InjectedError: this run was made to fail"
+        return tasks
+
+    monkeypatch.setattr(sweep, "plan", plan_with_a_failure)
+    args = ["reproduce", "honc2012", "--quick", "--out", str(tmp_path), "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    out = json.loads(result.stdout)
+    (failed,) = out["failed"]
+    assert failed["seed"] == 2 and "InjectedError" in failed["error"] and "tcpnc-hbh" in failed["params"]
+    assert failed["key"][:12] in result.stderr
+    rows = {r["scheme"]: r for r in out["rows"]}
+    assert (rows["tcpnc-hbh"]["seeds"], rows["tcpnc-hbh"]["failed"]) == (1, 1)
+    assert all((r["seeds"], r["failed"]) == (2, 0) for s, r in rows.items() if s != "tcpnc-hbh")
+    table = pd.read_csv(tmp_path / "honc2012-fig5.csv").set_index("scheme")
+    assert table.loc["tcpnc-hbh", "failed"] == 1
+
+    allowed = CliRunner().invoke(app, [*args, "--allow-failed"])
+    assert allowed.exit_code == 0, allowed.output
+    assert len(json.loads(allowed.stdout)["failed"]) == 1, "still listed, and tried again"

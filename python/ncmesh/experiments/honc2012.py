@@ -25,6 +25,7 @@ from ..files import write_atomically
 from ..models import honc as closed_forms
 from ..paths import scenario
 from ..sweep import Axis, Sweep, run_sweep
+from . import failed_runs
 
 WIRELESS_HOPS = 4
 CAPACITY_BPS = 1e6
@@ -202,14 +203,20 @@ def multi_sweeps(s: Settings) -> list[Sweep]:
 
 
 def _table(runs: pd.DataFrame, name: str, keys: dict[str, str]) -> pd.DataFrame:
-    """Mean over seeds of one sweep's runs, with the swept keys renamed."""
-    rows = runs[(runs.sweep == name) & (runs.status == "ok")]
+    """Mean over the successful seeds of one sweep's runs, with the swept keys
+    renamed. Every point of the sweep has a row: `seeds` counts the runs its
+    means are over and `failed` those that failed (a point whose runs all
+    failed has no means)."""
+    rows = runs[(runs.sweep == name) & runs.status.isin(["ok", "failed"])]
     rows = rows.reindex(columns=[*rows.columns, *(k for k in keys if k not in rows.columns)]).rename(columns=keys)
     by = list(keys.values())
-    table = rows.groupby(by, as_index=False)[METRICS].mean()
-    stats = rows.groupby(by)["throughput_bps"].agg(["std", "size"]).reset_index(drop=True)
-    table["throughput_sd"] = stats["std"].to_numpy()
-    table["seeds"] = stats["size"].to_numpy()
+    ok = rows.status == "ok"
+    table = rows[by].drop_duplicates().sort_values(by, ignore_index=True)
+    means = rows[ok].groupby(by, as_index=False)[METRICS].mean()
+    stats = rows[ok].groupby(by, as_index=False)["throughput_bps"].agg(throughput_sd="std", seeds="size")
+    failed = rows[~ok].groupby(by, as_index=False).size().rename(columns={"size": "failed"})
+    table = table.merge(means, on=by, how="left").merge(stats, on=by, how="left").merge(failed, on=by, how="left")
+    table[["seeds", "failed"]] = table[["seeds", "failed"]].fillna(0).astype(int)
     return table
 
 
@@ -231,7 +238,7 @@ def tables(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame
 def multi_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Fig. 8(a)-(b): mean over seeds per scheme and P_e, like Fig. 5's table."""
     if not (runs.sweep == "honc2012-fig8").any():
-        return pd.DataFrame(columns=["scheme", "scenario", "loss", *METRICS, "throughput_sd", "seeds"])
+        return pd.DataFrame(columns=["scheme", "scenario", "loss", *METRICS, "throughput_sd", "seeds", "failed"])
     table = _table(runs, "honc2012-fig8", {"coding.scheme": "scheme", "link_class.wireless.loss": "loss"})
     table["scheme"] = table.scheme.map(_scheme_name)
     table.insert(1, "scenario", "multi")
@@ -428,6 +435,7 @@ def reproduce(
     multi = multi_table(runs)
     flows, queue = fairness_series(runs)
     claims = headline(fig5, multi)
+    failed = failed_runs(runs, [sw.name for sw in sweeps(s)])
     # The CLI hands `json_rows` Fig. 5's table alone: the multipath rows ride along.
     fig5.attrs["multi"] = _records(multi)
     frames = [("fig5", fig5), ("fig6", fig6), ("fig7", fig7), ("claims", claims)]
@@ -441,6 +449,7 @@ def reproduce(
     if s.multi_losses or s.fairness_loss is not None:
         figures += plot_fig8(multi, flows, queue, out)
     return {
+        "failed": failed,
         "fig5": fig5,
         "fig6": fig6,
         "fig7": fig7,
@@ -453,7 +462,7 @@ def reproduce(
     }
 
 
-JSON_KEYS = ["scheme", "scenario", "loss", "throughput_bps", "delay_mean_s", "delay_std_s", "seeds"]
+JSON_KEYS = ["scheme", "scenario", "loss", "throughput_bps", "delay_mean_s", "delay_std_s", "seeds", "failed"]
 
 
 def _records(table: pd.DataFrame) -> list[dict[str, Any]]:

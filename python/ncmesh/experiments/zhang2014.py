@@ -23,6 +23,7 @@ from ..models import abouzeid, kim, markov
 from ..paths import scenario
 from ..simulate import run
 from ..sweep import Axis, Sweep, run_sweep
+from . import failed_runs
 
 HOPS = 4
 LINK_RTT_S = 0.8  # four hops of 100 ms each way
@@ -80,9 +81,13 @@ def compare(runs: pd.DataFrame, s: Settings, redundancy: float = 1.0) -> pd.Data
     (seed 002 eq. 15 counts ACKs); with R = 1 the sink acknowledges packets
     as it sees them, which can be well ahead of decoding them.
     """
-    runs = runs[(runs.sweep == "zhang2014") & (runs.status == "ok")].copy()
+    runs = runs[(runs.sweep == "zhang2014") & runs.status.isin(["ok", "failed"])].copy()
     runs["erasure"] = runs["link_class.hop.loss"].map(erasure_of)
     runs["cwmax"] = runs["tcp.rcv_window"].astype(int)
+    points = runs.groupby(["erasure", "cwmax"], as_index=False).agg(
+        seeds=("status", lambda s: int((s == "ok").sum())), failed=("status", lambda s: int((s == "failed").sum()))
+    )
+    runs = runs[runs.status == "ok"].copy()
     runs["throughput_pkts_per_s"] = runs.acked_bytes / PACKET_BYTES / s.duration_s
     runs["goodput_pkts_per_s"] = runs.throughput_bps / 8 / PACKET_BYTES
     runs["mean_cwnd"] = [mean_window(path, w) for path, w in zip(runs.series, runs.cwmax, strict=True)]
@@ -93,6 +98,7 @@ def compare(runs: pd.DataFrame, s: Settings, redundancy: float = 1.0) -> pd.Data
         sim_cwnd=("mean_cwnd", "mean"),
         timeouts=("timeouts", "mean"),
     )
+    table = points.merge(table, on=["erasure", "cwmax"], how="left")
     model = markov.solve(table.erasure.to_numpy(), table.cwmax.to_numpy(), LINK_RTT_S, redundancy)
     table["markov_throughput"] = np.asarray(model.throughput_pkts_per_s, dtype=float)
     table["markov_cwnd"] = np.asarray(model.mean_cwnd, dtype=float)
@@ -119,6 +125,11 @@ def sweep(
     if run_sweep(model_sweep(s), db, jobs=jobs, dask=dask, on_start=on_start, on_done=on_done).interrupted:
         raise KeyboardInterrupt
     return compare(results.load(db), s)
+
+
+def failures(db: Path) -> pd.DataFrame:
+    """The sweep's failed runs (see :func:`ncmesh.experiments.failed_runs`)."""
+    return failed_runs(results.load(db), ["zhang2014"])
 
 
 def fairness(s: Settings, erasure: float = 0.06, capacity: str = "0.05Mbps") -> pd.DataFrame:
@@ -198,12 +209,13 @@ def reproduce(
     an interrupted reproduction resumes), the fairness runs, tables and figures."""
     settings = Settings.of(quick)
     out.mkdir(parents=True, exist_ok=True)
-    table = sweep(settings, db or out / "zhang2014.sqlite", jobs, dask, on_start, on_done)
+    db = db or out / "zhang2014.sqlite"
+    table = sweep(settings, db, jobs, dask, on_start, on_done)
     shares = fairness(settings)
     write_atomically(out / "zhang2014.csv", lambda p: table.to_csv(p, index=False))
     write_atomically(out / "zhang2014-fairness.csv", lambda p: shares.to_csv(p, index=False))
     figures = plot(table, out)
-    return {"table": table, "fairness": shares, "figures": figures}
+    return {"table": table, "fairness": shares, "figures": figures, "failed": failures(db)}
 
 
 def runs_planned(quick: bool) -> int:
