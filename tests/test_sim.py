@@ -70,10 +70,16 @@ def test_cli_run_writes_tables_atomically(tmp_path):
         app, ["run", "dumbbell", "--set", "duration=10", "--set", "probes.cwnd=true", "--out", str(tmp_path)]
     )
     assert result.exit_code == 0, result.output
+    same = ncmesh.run(scenario("dumbbell"), duration=10, probes__cwnd=True)
     for name in ("flows", "links", "goodput", "queues", "cwnd"):
-        frame = pd.read_parquet(tmp_path / f"{name}.parquet")
-        assert frame.equals(frame)  # readable
-        assert (tmp_path / f"{name}.csv").exists()
+        expected = getattr(same, name)
+        assert len(expected) > 0, name
+        written = pd.read_parquet(tmp_path / f"{name}.parquet")
+        pd.testing.assert_frame_equal(written, expected, check_dtype=False)
+        from_csv = pd.read_csv(tmp_path / f"{name}.csv")
+        for column in expected.columns[[not pd.api.types.is_numeric_dtype(t) for t in expected.dtypes]]:
+            from_csv[column] = from_csv[column].fillna("")  # in CSV, an empty text reads as NA
+        pd.testing.assert_frame_equal(from_csv, expected, check_dtype=False)
     assert len(pd.read_parquet(tmp_path / "flows.parquet")) == 4
     assert not list(tmp_path.glob(".*.tmp")), "no temporary files are left behind"
 

@@ -184,6 +184,26 @@ def test_resume_skips_done_runs_and_rerun_replaces_them(tmp_path):
         assert con.execute("SELECT count(*) FROM scenarios").fetchone()[0] == 4
 
 
+def test_resume_tries_failed_runs_again(monkeypatch, tmp_path):
+    path = write_sweep(tmp_path, '[set]\nduration = "50s"\n[axes]\n"tcp.variant" = ["reno", "vegas"]\n')
+    db = tmp_path / "r.sqlite"
+    load = sweep.load
+
+    def vegas_fails(scenario_toml, *args, **kwargs):
+        if isinstance(scenario_toml, str) and 'variant = "vegas"' in scenario_toml:
+            raise RuntimeError("a transient failure")
+        return load(scenario_toml, *args, **kwargs)
+
+    monkeypatch.setattr(sweep, "load", vegas_fails)
+    first = sweep.run_sweep(path, db, jobs=1, threads=True)
+    assert (first.ok, first.failed) == (1, 1)
+    monkeypatch.setattr(sweep, "load", load)
+    second = sweep.run_sweep(path, db, jobs=1, threads=True)
+    assert (second.skipped, second.ok, second.failed) == (1, 1, 0), "only the failed run runs again"
+    table = results.load(db)
+    assert list(table.status) == ["ok", "ok"] and table.error.isna().all()
+
+
 def test_null_runs_have_their_own_keys_and_no_metrics(tmp_path):
     real = write_sweep(tmp_path, '[set]\nduration = "100s"\n', "real.toml")
     null = write_sweep(tmp_path, 'null = true\n[set]\nduration = "100s"\n', "null.toml")
