@@ -17,6 +17,32 @@ def test_eq7_matches_recursion_25():
     assert closed[0] == pytest.approx(0.1 * np.arange(1, 9))
 
 
+def test_eq7_matches_monte_carlo_of_end_to_end_retransmission():
+    # The appendix's end-to-end scheme (eqs. 23-25): a packet crosses hop k in
+    # d, or is lost there with probability p, which costs d (k + 1) before the
+    # source sends it again from the first hop.
+    rng = np.random.default_rng(2012)
+    d, p, n, trials = 0.1, 0.2, 4, 250_000
+    delay = np.zeros(trials)
+    hop = np.ones(trials, dtype=int)
+    moving = np.ones(trials, dtype=bool)
+    while moving.any():
+        lost = moving & (rng.random(trials) < p)
+        crossed = moving & ~lost
+        delay += np.where(lost, d * (hop + 1), 0.0) + np.where(crossed, d, 0.0)
+        hop = np.where(lost, 1, np.where(crossed, hop + 1, hop))
+        moving &= hop <= n
+    se = delay.std() / np.sqrt(trials)
+    assert abs(delay.mean() - honc.delay_end_to_end(d, p, n)) < 4 * se
+    assert 4 * se < 0.01 * delay.mean(), "the check resolves a 1% error"
+
+
+def test_eq7_by_hand():
+    # n = 2, p = 0.1, d = 1: eq. (26) = 1.01 / (0.1 * 0.81) - 10 + 0.1 * 2 / 0.9
+    # = 12.469136 - 10 + 0.222222 = 2.691358.
+    assert honc.delay_end_to_end(1.0, 0.1, 2) == pytest.approx(2.691358, rel=1e-6)
+
+
 def test_eq22_matches_monte_carlo():
     # Stop-and-wait per hop (eq. 20): each failed attempt costs 2d, the
     # successful one d.  Number of failures per hop ~ Geometric.

@@ -119,6 +119,57 @@ def test_literal_unconditional_effective_window_is_never_larger():
     assert lit < cond
 
 
+def literal_throughput(p, cwmax, rtt, m):
+    """Seed 002's E[Thr] and E[cwnd] written out from the printed equations,
+    loop by loop as Algorithm-1 states them, for a small bound M: eq. (4) for
+    P(S(w, i)), Lemma-1 (3) for p_w, (11) for E[EW_i] (as a mean given VW = i,
+    see docs/models.md), (13) for E[T_w], (15) for E[rcv_w], then (2) and (6)."""
+    from math import comb
+
+    P = {1: {0: 1.0}}
+    for w in range(2, m + 2):
+        P[w] = {}
+        for i in range(w - 1):
+            if i >= cwmax:
+                P[w][i] = 0.0
+                continue
+            P[w][i] = sum(
+                P[w - 1].get(j, 0.0) * comb(w - 2 + i - j, w - 2) * p ** (i - j) * (1 - p) ** (w - 1)
+                for j in range(i + 1)
+            )
+    reach = {w: sum(P[w].values()) for w in P}
+    thr = cwnd = 0.0
+    for w in range(1, m + 1):
+        p_w = reach[w] - reach[w + 1]
+        steps = 0.0
+        for i in range(2, w):
+            ew = sum(min(cwmax, i - j) * P[i][j] for j in range(i - 1)) / reach[i]
+            steps += i / ew
+        t_w = (steps + (3 * w + 1) / 2) * rtt
+        thr += p_w * (w * w / 2) / t_w
+        cwnd += min(cwmax, w) * p_w
+    return thr, cwnd
+
+
+@pytest.mark.parametrize(("p", "cwmax", "m"), [(0.2, 3, 6), (0.1, 4, 9), (0.35, 2, 5)])
+def test_throughput_and_window_follow_the_printed_equations(p, cwmax, m):
+    model = markov.solve(p, cwmax, 0.8, m=m)
+    thr, cwnd = literal_throughput(p, cwmax, 0.8, m)
+    assert model.throughput_pkts_per_s == pytest.approx(thr, rel=1e-12)
+    assert model.mean_cwnd == pytest.approx(cwnd, rel=1e-12)
+
+
+def test_throughput_by_hand_on_the_smallest_chain():
+    # M = 2, CW_max = 1, p = 0.5, RTT = 1.  Eq. (4): P(S(2, 0)) = 1 - p = 1/2
+    # and P(S(3, 0)) = P(S(2, 0)) (1 - p)^2 = 1/8 (AU = 1 >= CW_max is a
+    # timeout), so p_1 = 1/2 and p_2 = 3/8 (Lemma-1).  E[T_1] = 2 and E[T_2] =
+    # 7/2 (eq. 13, no step term yet); E[rcv] = 1/2 and 2 (eq. 15).
+    # E[Thr] = 1/2 * (1/2)/2 + 3/8 * 2/(7/2) = 1/8 + 3/14; E[cwnd] = 1/2 + 3/8.
+    smallest = markov.solve(0.5, 1, 1.0, m=2)
+    assert smallest.throughput_pkts_per_s == pytest.approx(1 / 8 + 3 / 14, rel=1e-12)
+    assert smallest.mean_cwnd == pytest.approx(7 / 8, rel=1e-12)
+
+
 def test_equalising_redundancy_hits_its_target():
     target = 3.0
     R = markov.equalising_redundancy(0.06, 50, 1.5, target=target)
@@ -126,6 +177,24 @@ def test_equalising_redundancy_hits_its_target():
     assert markov.throughput(0.06, 50, 1.5, R) == pytest.approx(target, rel=1e-4)
     # a target TCP-NC already exceeds without redundancy needs none
     assert markov.equalising_redundancy(0.06, 50, 1.5, target=0.1) == 1.0
+
+
+def test_equalising_redundancy_targets_reno_capped_at_the_fair_share():
+    # Sec. 5.6 settings: p = 0.06, CW_max = 50, RTT 1.44 s, T0 = 2 RTT. Padhye's
+    # window-free branch at p = 0.06 (eqs. 13, 24, 28, 32, worked by hand):
+    # E[W] = 1 + sqrt(8 * 0.94 / 0.18 + 1) = 7.54047; with q = 0.94,
+    # Q(E[W]) = (1 - q^3)(1 + q^3 (1 - q^4.54047)) / (1 - q^7.54047)
+    #         = 0.169416 * 1.203443 / 0.372851 = 0.54682; f(p) = 1.06818;
+    # B = (15.6667 + 7.54047 + 0.58172) / (1.44 * 4.77024 + 0.54682 * 2.88 *
+    # 1.06818 / 0.94) = 23.7889 / 8.65873 = 2.7474 pkt/s, below the fair
+    # share 6.25 / 2, so it is the target.
+    rtt = 1.44
+    R = markov.equalising_redundancy(0.06, 50, rtt, bottleneck=6.25)
+    assert markov.throughput(0.06, 50, rtt, R) == pytest.approx(2.7474, rel=1e-4)
+    # With a narrower bottleneck, half of it is the target (TCP-NC gives 2.66
+    # pkt/s at R = 1, so a share of 2.7 still needs some redundancy).
+    R = markov.equalising_redundancy(0.06, 50, rtt, bottleneck=5.4)
+    assert R > 1 and markov.throughput(0.06, 50, rtt, R) == pytest.approx(2.7, rel=1e-4)
 
 
 def test_vectorised_over_parameters():

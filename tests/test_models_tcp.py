@@ -68,6 +68,23 @@ def test_padhye_timeout_probability_hand_values():
     assert padhye.timeout_probability(1e-6, 60) == pytest.approx(3 / 60, rel=1e-3)
 
 
+def test_padhye_window_limited_branch_by_hand():
+    # p = 0.01, b = 1, RTT = 0.2 s, T0 = 1 s, W_max = 10: E[W_u] = 1 + sqrt(8 *
+    # 0.99 / 0.03 + 1) = 17.28 >= W_max, so eq. (32) takes its second branch.
+    # With q = 0.99: Q(W_max) = (1 - q^3)(1 + q^3 (1 - q^7)) / (1 - q^10)
+    #   = 0.029701 * (1 + 0.970299 * 0.067935) / 0.095618 = 0.33110;
+    # f(p) = 1 + p + 2p^2 + ... + 32p^6 = 1.010204;
+    # B = (q/p + W_max + Q/q) / (RTT (b W_max/8 + q/(p W_max) + 2) + Q T0 f(p)/q)
+    #   = (99 + 10 + 0.334441) / (0.2 * 13.15 + 0.337854) = 109.334441 / 2.967854.
+    assert padhye.throughput(0.01, 0.2, 1.0, 10) == pytest.approx(109.334441 / 2.967854, rel=1e-6)
+    # The first branch at the same p with room to grow (W_max = 100): E[W] = 17.27882,
+    # Q(E[W]) = 0.029701 (1 + 0.970299 (1 - q^14.27882)) / (1 - q^17.27882)
+    #   = 0.029701 * (1 + 0.970299 * 0.133685) / 0.159416 = 0.21048,
+    # B = (99 + 17.27882 + 0.21261) / (0.2 (17.27882/2 + 1) + 0.21048 * 1.010204/0.99)
+    #   = 116.49143 / 2.142658.
+    assert padhye.throughput(0.01, 0.2, 1.0, 100) == pytest.approx(116.49143 / 2.142658, rel=2e-5)
+
+
 def test_padhye_refuses_bad_parameters():
     with pytest.raises(ModelParameterError, match=r"^p must be"):
         padhye.throughput(1.0, 0.1, 1.0, 10)
