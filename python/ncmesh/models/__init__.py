@@ -6,12 +6,14 @@ Equations, interpretations of garbled equations, and validation are in
 docs/models.md.
 """
 
+from types import ModuleType
+
 from ._params import ModelParameterError
 
 __all__ = ["ModelParameterError", "abouzeid", "honc", "kim", "markov", "num", "padhye"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> ModuleType:
     # Submodules load on first use: num pulls in cvxpy, which is slow to import
     # and not needed by the closed-form models.
     if name in {"markov", "kim", "padhye", "abouzeid", "honc", "num"}:

@@ -10,6 +10,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
+
+Reals = npt.ArrayLike
+"""What a model takes for a parameter: a number, or an array of them to broadcast."""
+
+Floats = float | npt.NDArray[np.float64]
+"""What a model gives back: a float for scalar parameters, else an array."""
 
 
 class ModelParameterError(ValueError):
@@ -37,7 +44,7 @@ def real(
     hi: float = math.inf,
     lo_closed: bool = True,
     hi_closed: bool = True,
-) -> np.ndarray:
+) -> npt.NDArray[np.float64]:
     """Return ``value`` as a float array after checking every element is in range."""
     try:
         arr = np.asarray(value, dtype=float)
@@ -54,7 +61,7 @@ def real(
     return arr
 
 
-def integer(name: str, value: object, lo: int, hi: float = math.inf) -> np.ndarray:
+def integer(name: str, value: object, lo: int, hi: float = math.inf) -> npt.NDArray[np.int64]:
     """Return ``value`` as an int array; fractional or out-of-range elements are refused."""
     try:
         arr = real(name, value, lo, hi)
@@ -67,6 +74,7 @@ def integer(name: str, value: object, lo: int, hi: float = math.inf) -> np.ndarr
     return arr.astype(np.int64)
 
 
-def scalar_or_array(x: np.ndarray) -> np.ndarray | float:
+def scalar_or_array(x: npt.ArrayLike) -> Floats:
     """Give scalars back as Python floats so single-point calls read naturally."""
-    return np.asarray(x).item() if np.ndim(x) == 0 else x
+    arr = np.asarray(x, dtype=np.float64)
+    return float(arr.item()) if arr.ndim == 0 else arr

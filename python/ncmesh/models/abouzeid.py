@@ -22,9 +22,12 @@ transformed erasure rate 1 - R(1 - p) when predicting TCP-NC (sec. 5.5).
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
-from ._params import integer, real, scalar_or_array
+import numpy as np
+import numpy.typing as npt
+
+from ._params import Floats, Reals, integer, real, scalar_or_array
 
 __all__ = ["FLUID_CONSTANT", "mean_window", "stationary_window", "throughput", "transition_matrix"]
 
@@ -46,8 +49,11 @@ def _support(p: float, wmax: int) -> int:
     return int(min(wmax, np.ceil(60.0 / np.sqrt(p)) + 10))
 
 
-def transition_matrix(p: float, wmax: int):
-    """Sparse row-stochastic matrix over windows 1..n (index w - 1), n = min(W_max, support)."""
+def transition_matrix(p: float, wmax: int) -> Any:
+    """Sparse row-stochastic matrix over windows 1..n (index w - 1), n = min(W_max, support).
+
+    A ``scipy.sparse.csr_matrix``: scipy publishes no types.
+    """
     from scipy import sparse
 
     p = float(real("p", p, 0.0, 1.0, hi_closed=False))
@@ -61,7 +67,7 @@ def transition_matrix(p: float, wmax: int):
     return sparse.csr_matrix((vals, (rows, cols)), shape=(n, n))
 
 
-def stationary_window(p: float, wmax: int) -> np.ndarray:
+def stationary_window(p: float, wmax: int) -> npt.NDArray[np.float64]:
     """Stationary distribution of the window over 1..n (see :func:`transition_matrix`)."""
     from scipy import sparse
     from scipy.sparse.linalg import spsolve
@@ -75,27 +81,26 @@ def stationary_window(p: float, wmax: int) -> np.ndarray:
     A[n - 1, :] = np.ones(n)
     rhs = np.zeros(n)
     rhs[-1] = 1.0
-    pi = np.clip(spsolve(A.tocsc(), rhs), 0.0, None)
+    pi: npt.NDArray[np.float64] = np.clip(spsolve(A.tocsc(), rhs), 0.0, None)
     return pi / pi.sum()
 
 
-def _broadcast(p, wmax, *rest):
-    p = real("p", p, 0.0, 1.0, hi_closed=False)
-    wmax = integer("wmax", wmax, 1, 2**62)  # large limits are cheap: see _support
-    return np.broadcast_arrays(p, wmax, *rest)
+def _broadcast(p: Reals, wmax: Reals, *rest: Reals) -> tuple[npt.NDArray[Any], ...]:
+    checked = (real("p", p, 0.0, 1.0, hi_closed=False), integer("wmax", wmax, 1, 2**62))  # see _support
+    return tuple(np.broadcast_arrays(*checked, *(np.asarray(r) for r in rest)))
 
 
-def mean_window(p, wmax):
+def mean_window(p: Reals, wmax: Reals) -> Floats:
     """Stationary mean congestion window in packets."""
     p, wmax = _broadcast(p, wmax)
     out = np.empty(p.shape)
     for idx in np.ndindex(p.shape):
-        pi = stationary_window(p[idx], wmax[idx])
+        pi = stationary_window(float(p[idx]), int(wmax[idx]))
         out[idx] = pi @ np.arange(1, pi.size + 1)
     return scalar_or_array(out)
 
 
-def throughput(p, rtt, wmax):
+def throughput(p: Reals, rtt: Reals, wmax: Reals) -> Floats:
     """Delivered packets per second: E[W](1 - p)/RTT."""
     rtt = real("rtt", rtt, 0.0, lo_closed=False)
     p, wmax, rtt = _broadcast(p, wmax, rtt)

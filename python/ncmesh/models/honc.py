@@ -9,9 +9,10 @@ eqs. (20)-(26); codec pairs per hop: eqs. (9)-(11).
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 
-from ._params import ModelParameterError, integer, real, scalar_or_array
+from ._params import Floats, ModelParameterError, Reals, integer, real, scalar_or_array
 
 __all__ = [
     "codec_pairs",
@@ -27,30 +28,30 @@ __all__ = [
 ]
 
 
-def _p(p):
+def _p(p: Reals) -> npt.NDArray[np.float64]:
     return real("p", p, 0.0, 1.0, hi_closed=False)
 
 
-def _n(n):
+def _n(n: Reals) -> npt.NDArray[np.int64]:
     return integer("n", n, 1)
 
 
-def throughput_hop_by_hop(b, p):
+def throughput_hop_by_hop(b: Reals, p: Reals) -> Floats:
     """Eq. (3): re-encoding at every hop loses only one hop's erasures, b(1 - p)."""
     return scalar_or_array(real("b", b, 0.0) * (1.0 - _p(p)))
 
 
-def throughput_end_to_end(b, p, n):
+def throughput_end_to_end(b: Reals, p: Reals, n: Reals) -> Floats:
     """Eq. (4): a packet must survive all n hops, b(1 - p)^n."""
     return scalar_or_array(real("b", b, 0.0) * (1.0 - _p(p)) ** _n(n))
 
 
-def throughput_gain(p, n):
+def throughput_gain(p: Reals, n: Reals) -> Floats:
     """Eq. (5): ratio of (3) to (4), (1 - p)^(1 - n)."""
     return scalar_or_array((1.0 - _p(p)) ** (1 - _n(n)))
 
 
-def delay_one_hop(d, p, n):
+def delay_one_hop(d: Reals, p: Reals, n: Reals) -> Floats:
     """Eq. (6) = (22): n d (1 + p)/(1 - p).
 
     Per hop, eq. (20): an attempt succeeds with 1 - p after d, or is lost and
@@ -61,7 +62,7 @@ def delay_one_hop(d, p, n):
     return scalar_or_array(_n(n) * d * (1.0 + p) / (1.0 - p))
 
 
-def delay_end_to_end_recursive(d, p, n):
+def delay_end_to_end_recursive(d: Reals, p: Reals, n: Reals) -> Floats:
     """Eq. (25) iterated from Delay^0 = 0: Delay^k = d(1 + kp)/(1-p) + Delay^(k-1)/(1-p)."""
     d = real("d", d, 0.0)
     p = _p(p)
@@ -74,7 +75,7 @@ def delay_end_to_end_recursive(d, p, n):
     return scalar_or_array(out)
 
 
-def delay_end_to_end(d, p, n):
+def delay_end_to_end(d: Reals, p: Reals, n: Reals) -> Floats:
     """Eq. (7) = (26), the closed form of (25); p = 0 is its limit n d."""
     d = real("d", d, 0.0)
     p = _p(p)
@@ -89,7 +90,7 @@ def delay_end_to_end(d, p, n):
     return scalar_or_array(np.where(p == 0.0, n * d, out))
 
 
-def delay_reduction(p, n):
+def delay_reduction(p: Reals, n: Reals) -> Floats:
     """Eq. (8): Delay_one-hop / Delay_end-to-end, 1 at p = 0."""
     p = _p(p)
     n = _n(n)
@@ -103,7 +104,7 @@ def delay_reduction(p, n):
     return scalar_or_array(np.where(p == 0.0, 1.0, out))
 
 
-def codec_pairs_ideal(d, packet_bits, block, capacity):
+def codec_pairs_ideal(d: Reals, packet_bits: Reals, block: Reals, capacity: Reals) -> Floats:
     """Eq. (9): B' = ceil((2d + L_data L/c) / (L_data L/c)), codec pairs for a loss-free hop.
 
     One block of L packets of L_data bits takes L_data L / c seconds to send and
@@ -118,7 +119,7 @@ def codec_pairs_ideal(d, packet_bits, block, capacity):
     return scalar_or_array(np.ceil(np.round((2.0 * d + tx) / tx, 9)).astype(np.int64))
 
 
-def decoding_probability(p, block, R):
+def decoding_probability(p: Reals, block: Reals, R: Reals) -> Floats:
     """Eq. (10): P(at least L of floor(R L) coded packets arrive).
 
     The printed binomial is C(k, floor(RL)), which is zero for k < floor(RL);
@@ -133,7 +134,7 @@ def decoding_probability(p, block, R):
     return scalar_or_array(stats.binom.sf(L - 1, N, 1.0 - p))
 
 
-def codec_pairs(b_ideal, success, p_th=0.8, b_cap=10_000):
+def codec_pairs(b_ideal: Reals, success: Reals, p_th: float = 0.8, b_cap: int = 10_000) -> Floats:
     """Eq. (11): the least B >= B' with P(at least B' of B pairs decode first time) >= P_th.
 
     As printed, eq. (11) has the binomial arguments transposed, like eq. (10),
@@ -149,7 +150,7 @@ def codec_pairs(b_ideal, success, p_th=0.8, b_cap=10_000):
     bi, s, pt = np.broadcast_arrays(bi, s, pt)
     out = np.empty(bi.shape, dtype=np.int64)
     for idx in np.ndindex(bi.shape):
-        B = np.arange(bi[idx], b_cap + 1)
+        B = np.arange(int(bi[idx]), b_cap + 1)
         ok = stats.binom.sf(bi[idx] - 1, B, s[idx]) >= pt[idx]
         if not ok.any():
             raise ModelParameterError("success", f"large enough to reach p_th within {b_cap} pairs", float(s[idx]))

@@ -12,20 +12,21 @@ model whenever the transformed loss p' = 1 - R(1 - p) is not positive.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
-from ._params import real, scalar_or_array
+from ._params import Floats, Reals, real, scalar_or_array
 
 __all__ = ["masks_losses", "rounds_to_wmax", "throughput"]
 
 
-def masks_losses(p, R):
+def masks_losses(p: Reals, R: Reals) -> bool | npt.NDArray[np.bool_]:
     """True where redundancy R supplies at least one innovative packet per slot."""
     p = real("p", p, 0.0, 1.0, hi_closed=False)
     R = real("R", R, 1.0)
     return R * (1.0 - p) >= 1.0
 
 
-def rounds_to_wmax(wmax, b=1.0, w0=1.0):
+def rounds_to_wmax(wmax: Reals, b: Reals = 1.0, w0: Reals = 1.0) -> Floats:
     """Rounds of additive increase before the window reaches W_max."""
     wmax = real("wmax", wmax, 1.0)
     b = real("b", b, 1.0)
@@ -33,7 +34,7 @@ def rounds_to_wmax(wmax, b=1.0, w0=1.0):
     return np.ceil(np.maximum(wmax - w0, 0.0) * b)
 
 
-def throughput(wmax, rtt, duration=np.inf, b=1.0, w0=1.0):
+def throughput(wmax: Reals, rtt: Reals, duration: Reals = np.inf, b: Reals = 1.0, w0: Reals = 1.0) -> Floats:
     """Average TCP/NC throughput in packets per second over a connection of ``duration`` s.
 
     The window in round i is min(W_max, w0 + i/b); the average is taken over
@@ -50,7 +51,10 @@ def throughput(wmax, rtt, duration=np.inf, b=1.0, w0=1.0):
     k = rounds_to_wmax(wmax, b, w0)
     with np.errstate(invalid="ignore", over="ignore"):
         n = np.maximum(np.floor(duration / rtt), 1.0)
-        ramp = lambda m: m * w0 + m * (m - 1.0) / (2.0 * b)  # noqa: E731  sum of w0 + i/b, i < m
+
+        def ramp(m: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+            return m * w0 + m * (m - 1.0) / (2.0 * b)  # the sum of w0 + i/b over i < m
+
         total = np.where(n <= k, ramp(n), ramp(k) + (n - k) * wmax)
         avg = np.where(np.isinf(duration), wmax, total / n)
     return scalar_or_array(avg / rtt)

@@ -21,10 +21,11 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import numpy.typing as npt
 from scipy import optimize, stats
 
 from . import kim, padhye
-from ._params import ModelParameterError, integer, real, scalar_or_array
+from ._params import Floats, ModelParameterError, Reals, integer, real, scalar_or_array
 
 __all__ = [
     "MarkovResult",
@@ -42,19 +43,19 @@ __all__ = [
 ]
 
 
-def default_m(cwmax):
+def default_m(cwmax: Reals) -> npt.NDArray[np.int64]:
     """Sec. 4.6: "M is often set about twice of CW_max"."""
     return 2 * np.asarray(cwmax, dtype=np.int64)
 
 
-def effective_loss(p, R):
+def effective_loss(p: Reals, R: Reals) -> Floats:
     """Sec. 4.5: the erasure rate TCP sees once R coded packets go out per packet."""
     p = real("p", p, 0.0, 1.0, hi_closed=False)
     R = real("R", R, 1.0)
     return scalar_or_array(1.0 - R * (1.0 - p))
 
 
-def _next_row(prev: np.ndarray, w: int, p: float, cwmax: int) -> np.ndarray:
+def _next_row(prev: npt.NDArray[np.float64], w: int, p: float, cwmax: int) -> npt.NDArray[np.float64]:
     """Row w of Algorithm-1 (length w - 1) from row w - 1, eq. (4)."""
     # From S(w-1, j): w-1 successes (the last one closing the step) with
     # d = i - j erasures interleaved.  C(w-2+d, w-2) p^d (1-p)^(w-1) is exactly
@@ -67,7 +68,7 @@ def _next_row(prev: np.ndarray, w: int, p: float, cwmax: int) -> np.ndarray:
     return row
 
 
-def state_probabilities(p: float, cwmax: int, m: int | None = None, tol: float = 1e-9) -> np.ndarray:
+def state_probabilities(p: float, cwmax: int, m: int | None = None, tol: float = 1e-9) -> npt.NDArray[np.float64]:
     """Algorithm-1: table P[w, i] = P(S(w, i)) for 1 <= w <= M + 1, 0 <= i <= w - 2.
 
     Row M + 1 is computed too because Lemma-1 needs "VW reaches M + 1" to close
@@ -96,18 +97,21 @@ def state_probabilities(p: float, cwmax: int, m: int | None = None, tol: float =
     return P
 
 
-def _reach(P: np.ndarray) -> np.ndarray:
+def _reach(P: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """reach[w] = P(VW reaches w); reach[1] = 1 by the start state."""
-    return P.sum(axis=1)
+    reach: npt.NDArray[np.float64] = P.sum(axis=1)
+    return reach
 
 
-def absorbing_probabilities(p: float, cwmax: int, m: int | None = None) -> np.ndarray:
+def absorbing_probabilities(p: float, cwmax: int, m: int | None = None) -> npt.NDArray[np.float64]:
     """p_w for w = 1..M (index w - 1), by Lemma-1, eq. (3)."""
     reach = _reach(state_probabilities(p, cwmax, m))
     return reach[1:-1] - reach[2:]
 
 
-def expected_effective_window(P: np.ndarray, cwmax: int, conditional: bool = True) -> np.ndarray:
+def expected_effective_window(
+    P: npt.NDArray[np.float64], cwmax: int, conditional: bool = True
+) -> npt.NDArray[np.float64]:
     """E[EW_i] for i = 1..M (index i - 1), eq. (11).
 
     Eq. (10)/(11) as printed weight min(CW_max, i - j) by the unconditional
@@ -130,7 +134,7 @@ def expected_effective_window(P: np.ndarray, cwmax: int, conditional: bool = Tru
     return out
 
 
-def expected_period(ew: np.ndarray, rtt: float) -> np.ndarray:
+def expected_period(ew: npt.NDArray[np.float64], rtt: float) -> npt.NDArray[np.float64]:
     """E[T_w] for w = 1..M, eq. (13).
 
     Eq. (7) with eq. (12) for each step i -> i + 1 (i >= 2), one round for the
@@ -158,7 +162,7 @@ class MarkovResult:
     uses_kim: np.ndarray | bool
 
 
-def _solve_point(p_eff: float, cwmax: int, rtt: float, m: int, conditional: bool):
+def _solve_point(p_eff: float, cwmax: int, rtt: float, m: int, conditional: bool) -> tuple[float, float, float, bool]:
     # R = 1/(1 - p) lands on p' = 1e-16 or so in floating point; that is p' = 0
     if p_eff <= 1e-12:
         return float(kim.throughput(cwmax, rtt)), float(cwmax), 1.0, True
@@ -177,7 +181,9 @@ def _solve_point(p_eff: float, cwmax: int, rtt: float, m: int, conditional: bool
     return thr, cwnd, float(pw.sum()), False
 
 
-def solve(p, cwmax, rtt, R=1.0, m=None, conditional_ew=True) -> MarkovResult:
+def solve(
+    p: Reals, cwmax: Reals, rtt: Reals, R: Reals = 1.0, m: Reals | None = None, conditional_ew: bool = True
+) -> MarkovResult:
     """Throughput (eq. 2), E[cwnd] (eq. 6) and Fig. 6's absorbing mass.
 
     ``p`` is the end-to-end erasure rate, ``cwmax`` the window limit CW_max,
@@ -207,17 +213,17 @@ def solve(p, cwmax, rtt, R=1.0, m=None, conditional_ew=True) -> MarkovResult:
     )
 
 
-def throughput(p, cwmax, rtt, R=1.0, m=None):
+def throughput(p: Reals, cwmax: Reals, rtt: Reals, R: Reals = 1.0, m: Reals | None = None) -> Floats:
     """E[Thr] in packets per second; see :func:`solve`."""
     return solve(p, cwmax, rtt, R, m).throughput_pkts_per_s
 
 
-def mean_cwnd(p, cwmax, rtt=1.0, R=1.0, m=None):
+def mean_cwnd(p: Reals, cwmax: Reals, rtt: Reals = 1.0, R: Reals = 1.0, m: Reals | None = None) -> Floats:
     """E[cwnd] in packets, eq. (6); see :func:`solve`."""
     return solve(p, cwmax, rtt, R, m).mean_cwnd
 
 
-def absorbing_mass(p, cwmax, m, R=1.0):
+def absorbing_mass(p: Reals, cwmax: Reals, m: Reals, R: Reals = 1.0) -> Floats:
     """Fig. 6: accumulated absorbing probability sum_{w<=M} p_w."""
     return solve(p, cwmax, 1.0, R, m).absorbing_mass
 

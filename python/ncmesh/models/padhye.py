@@ -10,19 +10,20 @@ lost, the rest of its round is lost too), as in the paper.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
-from ._params import real, scalar_or_array
+from ._params import Floats, Reals, real, scalar_or_array
 
 __all__ = ["expected_window", "throughput", "throughput_approx", "timeout_probability"]
 
 
-def _f(p):
+def _f(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     # eq. (28): 1 + p + 2p^2 + ... + 32p^6, the mean length of a timeout
     # sequence in units of T0 with back-off doubling up to 64 T0.
     return 1 + p + 2 * p**2 + 4 * p**3 + 8 * p**4 + 16 * p**5 + 32 * p**6
 
 
-def expected_window(p, b=1.0):
+def expected_window(p: Reals, b: Reals = 1.0) -> Floats:
     """Unconstrained mean window at a loss indication, E[W_u] (eq. 13)."""
     p = real("p", p, 0.0, 1.0, lo_closed=False, hi_closed=False)
     b = real("b", b, 1.0)
@@ -30,7 +31,7 @@ def expected_window(p, b=1.0):
     return scalar_or_array(a + np.sqrt(8.0 * (1.0 - p) / (3.0 * b * p) + a * a))
 
 
-def timeout_probability(p, w):
+def timeout_probability(p: Reals, w: Reals) -> Floats:
     """Q̂(w) (eq. 24): chance that a loss in a window of w packets ends in a timeout."""
     p = real("p", p, 0.0, 1.0, lo_closed=False, hi_closed=False)
     w = real("w", w, 1.0)
@@ -40,7 +41,7 @@ def timeout_probability(p, w):
     return scalar_or_array(np.minimum(1.0, val))
 
 
-def throughput(p, rtt, rto, wmax, b=1.0):
+def throughput(p: Reals, rtt: Reals, rto: Reals, wmax: Reals, b: Reals = 1.0) -> Floats:
     """TCP Reno send rate B(p) in packets per second, eq. (32).
 
     ``rto`` is T0, the initial timeout; ``b`` the packets acknowledged per ACK.
@@ -67,7 +68,7 @@ def throughput(p, rtt, rto, wmax, b=1.0):
     return scalar_or_array(np.where(lossless, wmax / rtt, out))
 
 
-def throughput_approx(p, rtt, rto, wmax, b=1.0):
+def throughput_approx(p: Reals, rtt: Reals, rto: Reals, wmax: Reals, b: Reals = 1.0) -> Floats:
     """The paper's approximation, eq. (33); used only as an independent cross-check."""
     p = real("p", p, 0.0, 1.0, lo_closed=False, hi_closed=False)
     rtt = real("rtt", rtt, 0.0, lo_closed=False)
