@@ -41,7 +41,8 @@ $(STAMP): $(SOURCES)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "maturin>=1.7,<2" "pytest>=8" "hypothesis>=6" \
 		"numpy>=1.24" "typer>=0.12,<0.29" "rich>=13" "pandas>=2" "pyarrow>=15" "pydantic>=2.6" "matplotlib>=3.7" \
-		"scipy>=1.10" "cvxpy>=1.4" "duckdb>=1" "dask[distributed]>=2024.1" "tabulate>=0.9"
+		"scipy>=1.10" "cvxpy>=1.4" "duckdb>=1" "dask[distributed]>=2024.1" "tabulate>=0.9" \
+		"plotly>=5.15" "playwright>=1.45"
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release -q
 	touch $@
 

@@ -1,238 +1,495 @@
-"""One self-contained HTML page from a results store.
+"""The sweep report: one HTML page to explore a results store, that opens offline.
 
-Every plot is a PNG embedded as base64, so the page can be mailed, attached
-to an issue or archived with no directory beside it.
+Python reads the store (:mod:`ncmesh.results`), summarizes every point of
+every sweep over its seeds (:mod:`ncmesh.stats`), and writes that, with each
+run's metrics and time series, as JSON into the page. ``page.js`` draws it
+with Plotly, whose script is embedded as well: the file can be mailed,
+attached to an issue or archived, and it opens with no network and nothing
+beside it. Gains over a baseline are paired per seed in the page, because
+every axis value can be the baseline and precomputing them all would not fit.
 """
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import html
-import io
+import json
 import math
 import os
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
-from .files import write_atomically
-from .results import load, param_columns
-from .store import METRICS
+from ..files import write_atomically
+from ..results import load, param_columns
+from ..stats import COUNT, FEW_SEEDS, LEVEL, RATIO, UNIT, Scale, summarize, t_quantile
+from ..store import METRICS
+
+SCALES: dict[str, Scale] = {
+    "throughput_bps": RATIO,
+    "goodput_mean_bps": RATIO,
+    "goodput_min_bps": RATIO,
+    "delay_mean_s": RATIO,
+    "delay_std_s": RATIO,
+    "delay_p50_s": RATIO,
+    "delay_p95_s": RATIO,
+    "delay_p99_s": RATIO,
+    "completion_s": RATIO,
+    "fairness": UNIT,
+    "delivered_bytes": RATIO,
+    "acked_bytes": RATIO,
+    "packets_sent": RATIO,
+    "retransmits": COUNT,
+    "timeouts": COUNT,
+    "link_losses": COUNT,
+    "queue_drops": COUNT,
+    "events": RATIO,
+}
+"""How each metric is summarized over seeds (see ncmesh.stats)."""
 
 SERIES_LABELS = {
     "goodput_bps": ("goodput (kbit/s)", 1e-3),
-    "queue_packets": ("queue (packets)", 1.0),
     "cwnd_bytes": ("cwnd (kB)", 1e-3),
+    "queue_packets": ("queue (packets)", 1.0),
     "srtt_s": ("smoothed RTT (ms)", 1e3),
 }
+"""The time series a run may record, in the order they are drawn, with their units."""
 
-_CSS = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; padding: 0 1em; }
-h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
-img { max-width: 100%; display: block; margin: .5em 0 1.5em; }
-table { border-collapse: collapse; font-size: 12px; }
-th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: right; white-space: nowrap; }
-th { background: #f3f3f3; position: sticky; top: 0; }
-td.failed { color: #b00; } .note { color: #555; } code { background: #f3f3f3; padding: 0 .2em; }
-.scroll { overflow: auto; max-height: 40em; }
-"""
+SERIES_BUDGET_BYTES = 3_000_000
+"""The most the time series may add to a page; longer ones are averaged down to fit."""
+
+MAX_LISTED_FAILURES = 100
 
 
-def mean_ci(values: pd.Series, level: float = 0.95) -> tuple[float, float, int]:
-    """Mean and half-width of its Student t confidence interval over seeds.
+class ReportError(ValueError):
+    """A store or an option the report cannot be made from; the message says which and why."""
 
-    The half-width is NaN for a single seed: one sample says nothing about
-    the spread, and drawing no bar is more honest than drawing a zero one.
+
+@dataclass
+class Axis:
+    """Keys of one sweep that vary together (one key, or a [[zip]] group) and the values they take, in order."""
+
+    keys: list[str]
+    levels: list[tuple[Any, ...]]
+    numeric: bool
+
+    @property
+    def name(self) -> str:
+        return " / ".join(self.keys)
+
+    def label(self, value: tuple[Any, ...]) -> str:
+        return " / ".join(_show(v) for v in value)
+
+
+def build(db: str | os.PathLike[str], run: str | None = None, baseline: str | None = None) -> str:
+    """The report as HTML text.
+
+    ``run`` is a key or key prefix of the run whose time series the page
+    opens with; ``baseline`` is ``KEY=VALUE``, the axis value every other is
+    compared with, per seed, in the sweeps that have it.
     """
-    from scipy import stats
-
-    values = values.dropna().astype(float)
-    n = len(values)
-    if n == 0:
-        return math.nan, math.nan, 0
-    mean = float(values.mean())
-    if n == 1:
-        return mean, math.nan, 1
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * values.std(ddof=1) / math.sqrt(n))
-    return mean, half, n
-
-
-def png(fig: Figure) -> str:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _numeric(values: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
-
-
-def _label(values: dict[str, Any]) -> str:
-    return ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in values.items())
-
-
-def metric_figure(runs: pd.DataFrame, metric: str, axes: list[str]) -> Figure:
-    """``metric`` against each axis, one line per combination of the other axes."""
-    fig = Figure(figsize=(5.2 * len(axes), 3.6), layout="constrained")
-    for i, axis in enumerate(axes):
-        ax = fig.add_subplot(1, len(axes), i + 1)
-        others = [a for a in axes if a != axis]
-        groups = runs.groupby(others, dropna=False, sort=True) if others else [((), runs)]
-        x_values = sorted(runs[axis].dropna().unique(), key=lambda v: (str(type(v)), v))
-        numeric = _numeric(runs[axis])
-        positions = {v: (float(v) if numeric else j) for j, v in enumerate(x_values)}
-        lines = 0
-        for key, group in groups:
-            key = key if isinstance(key, tuple) else (key,)
-            stats = [(positions[x], *mean_ci(g[metric])) for x, g in group.groupby(axis, sort=True)]
-            stats = [s for s in stats if s[3] > 0]
-            if not stats:
-                continue
-            xs, means, halves, _ = map(np.array, zip(*stats, strict=True))
-            offset = 0.0 if numeric else (lines - 0.5 * (len(groups) - 1)) * 0.06
-            label = _label(dict(zip(others, key, strict=True))) if others else None
-            line = ax.errorbar(
-                xs + offset, means, yerr=np.where(np.isnan(halves), 0, halves), marker="o", ms=4, capsize=3, label=label
-            )
-            if numeric and np.isfinite(halves).any():
-                ax.fill_between(
-                    xs,
-                    means - np.nan_to_num(halves),
-                    means + np.nan_to_num(halves),
-                    alpha=0.12,
-                    color=line[0].get_color(),
-                )
-            lines += 1
-        if not numeric:
-            ax.set_xticks(list(positions.values()), [str(v) for v in positions])
-        finite = runs[metric].dropna()
-        if len(finite) and (finite > 0).all() and finite.max() / finite.min() > 1e3:
-            ax.set_yscale("log")
-        ax.set(xlabel=axis, ylabel=metric, title=f"{metric} against {axis.rsplit('.', 1)[-1]}")
-        ax.grid(alpha=0.3)
-        if others and lines > 1:
-            ax.legend(fontsize=7, title=", ".join(o.rsplit(".", 1)[-1] for o in others), title_fontsize=7)
-    return fig
-
-
-def series_figure(series: pd.DataFrame, title: str) -> Figure | None:
-    kinds = [k for k in SERIES_LABELS if k in set(series["series"])]
-    if not kinds:
-        return None
-    fig = Figure(figsize=(10, 2.6 * len(kinds)), layout="constrained")
-    for i, kind in enumerate(kinds):
-        ax = fig.add_subplot(len(kinds), 1, i + 1)
-        label, scale = SERIES_LABELS[kind]
-        part = series[series["series"] == kind]
-        by = ["from", "to"] if kind == "queue_packets" else ["flow"]
-        for key, g in part.groupby(by, dropna=False):
-            key = key if isinstance(key, tuple) else (key,)
-            name = f"{key[0]}->{key[1]}" if kind == "queue_packets" else f"flow {key[0]}"
-            ax.plot(g.time_s, g.value * scale, lw=1.2, label=name)
-        ax.set(ylabel=label, xlabel="simulated time (s)" if i == len(kinds) - 1 else None)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
-    fig.suptitle(title, fontsize=10)
-    return fig
-
-
-def _img(fig: Figure, alt: str) -> str:
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{png(fig)}">'
-
-
-def _runs_table(table: pd.DataFrame, params: list[str], metrics: list[str]) -> str:
-    columns = ["key", "sweep", *params, "seed", "status", *metrics, "wall_s", "error"]
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    rows = []
-    for record in table[columns].to_dict("records"):
-        cells = []
-        for c in columns:
-            v = record[c]
-            if c == "key":
-                text = v[:12]
-            elif v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
-                text = ""
-            elif isinstance(v, float):
-                text = f"{v:.4g}"
-            else:
-                text = str(v)
-            cls = ' class="failed"' if record["status"] == "failed" and c in ("status", "error") else ""
-            cells.append(f"<td{cls}>{html.escape(text)}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
-
-
-def build(db: str | os.PathLike[str], run: str | None = None) -> str:
-    """The report as HTML text. ``run`` is a key or key prefix for the time-series section."""
     table = load(db)
     if table.empty:
-        raise ValueError(f"{db}: the store holds no runs")
+        raise ReportError(f"{db}: the store holds no runs")
+    data = payload(table, run, baseline)
+    data["title"] = Path(db).name
+    return _page(table, data)
+
+
+def write(
+    db: str | os.PathLike[str], out: str | os.PathLike[str], run: str | None = None, baseline: str | None = None
+) -> Path:
+    text = build(db, run, baseline)
+    return write_atomically(out, lambda p: p.write_text(text, encoding="utf-8"))
+
+
+def payload(table: pd.DataFrame, run: str | None = None, baseline: str | None = None) -> dict[str, Any]:
+    """What the page draws, as JSON-ready data: sweeps, their points and statistics, runs, series."""
     params = param_columns(table)
-    ok = table[table.status == "ok"]
-    metrics = [m for m in METRICS if m in table.columns and ok[m].notna().any()]
+    table = table.reset_index(drop=True)
+    point_of = pd.Series([None] * len(table), dtype=object)
+    at = pd.Series([""] * len(table), dtype=object)
+    sweeps = []
+    for name, runs in table.groupby("sweep", sort=True):
+        sweep, points, where = _sweep(str(name), runs, params)
+        point_of.loc[points.index] = points.tolist()
+        at.loc[where.index] = where.tolist()
+        sweeps.append(sweep)
+    if baseline is not None:
+        _choose_baseline(sweeps, baseline)
+    metrics = [m for m in METRICS if any(m in s["metrics"] for s in sweeps)]
+    series = _series_of(table)
+    return {
+        "generated": f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
+        "level": LEVEL,
+        "fewSeeds": FEW_SEEDS,
+        "t": [None, *(t_quantile(df) for df in range(1, max(2, _most_seeds(sweeps))))],
+        "metrics": [_metric(m) for m in metrics],
+        "seriesLabels": {k: {"label": label, "scale": scale} for k, (label, scale) in SERIES_LABELS.items()},
+        "sweeps": sweeps,
+        "runs": {
+            "key": table.key.tolist(),
+            "sweep": table.sweep.tolist(),
+            "seed": table.seed.tolist(),
+            "status": table.status.tolist(),
+            "error": [e if isinstance(e, str) else None for e in table.error],
+            "point": point_of.tolist(),
+            "at": at.tolist(),
+            "wall": _numbers(table.wall_s),
+            "values": {m: _numbers(table[m]) for m in metrics},
+            "series": series,
+        },
+        "selected": _choose_run(table, run),
+    }
+
+
+# ---------------------------------------------------------------- sweeps and points
+
+
+def axes_of(runs: pd.DataFrame, params: list[str]) -> list[Axis]:
+    """The axes of one sweep's runs: keys with more than one value, zipped keys merged.
+
+    The store keeps each run's parameter values, not the sweep file, so a
+    [[zip]] group is recognised by its values: a key whose value follows
+    from another's (or the other way round) adds no dimension to the grid,
+    as ``tcp.variant`` follows from ``coding.scheme`` in the seed papers'
+    reproductions. Crossed axes never do: they have more pairs than values.
+    """
+    labels = {p: runs[p].map(_hashable) for p in params if runs[p].notna().any()}
+    varying = [p for p, values in labels.items() if len(set(values)) > 1]
+    groups: list[list[str]] = []
+    for key in varying:
+        for group in groups:
+            together = pd.Series(list(zip(*(labels[k] for k in group), strict=True)), index=runs.index)
+            pairs = pd.DataFrame({"group": together, "key": labels[key]}).drop_duplicates()
+            if len(pairs) == max(together.nunique(dropna=False), labels[key].nunique(dropna=False)):
+                group.append(key)
+                break
+        else:
+            groups.append([key])
+    axes = []
+    for keys in groups:
+        combos = pd.DataFrame({k: labels[k] for k in keys}).drop_duplicates()
+        levels = [tuple(row) for row in combos.itertuples(index=False)]
+        numeric = len(keys) == 1 and all(_is_number(v[0]) for v in levels)
+        levels.sort(key=(lambda v: v[0]) if numeric else (lambda v: tuple(_show(x) for x in v)))
+        axes.append(Axis(keys, levels, numeric))
+    return axes
+
+
+def _sweep(name: str, runs: pd.DataFrame, params: list[str]) -> tuple[dict[str, Any], pd.Series, pd.Series]:
+    """One sweep's axes and points; the point of each of its runs that counts (None otherwise), and
+    each run's axis values as text.
+
+    A run counts once per point and seed: when a store holds several (a
+    sweep run again after a rebuild), the latest one. Null runs have no
+    metrics and belong to no point.
+    """
+    axes = axes_of(runs, params)
+    index_of = [{v: i for i, v in enumerate(axis.levels)} for axis in axes]
+    coordinates = pd.Series(
+        [
+            tuple(
+                index[tuple(_hashable(row[k]) for k in axis.keys)] for axis, index in zip(axes, index_of, strict=True)
+            )
+            for _, row in runs.iterrows()
+        ],
+        index=runs.index,
+        dtype=object,
+    )
+    where = coordinates.map(
+        lambda c: ", ".join(f"{axis.name}={axis.label(axis.levels[v])}" for axis, v in zip(axes, c, strict=True))
+    )
+    counting = runs[runs.status != "null"].assign(_at=coordinates)
+    latest = counting.sort_values("finished_at", kind="stable").drop_duplicates(["_at", "seed"], keep="last")
+    superseded = len(counting) - len(latest)
+    at = sorted(set(latest._at))
+    number = {c: i for i, c in enumerate(at)}
+    point_of = pd.Series([None] * len(runs), index=runs.index, dtype=object)
+    point_of.loc[latest.index] = [number[c] for c in latest._at]
+
+    ok = latest[latest.status == "ok"]
+    metrics = [m for m in METRICS if m in ok.columns and ok[m].notna().any()]
+    by_point = dict(list(latest.groupby("_at", sort=False)))
+    points: dict[str, Any] = {"at": [list(c) for c in at], "runs": [], "failed": [], "stats": {m: [] for m in metrics}}
+    for c in at:
+        group = by_point[c]
+        good = group[group.status == "ok"]
+        points["runs"].append(good.index.tolist())
+        points["failed"].append(group.index[group.status == "failed"].tolist())
+        for m in metrics:
+            s = summarize(good[m].astype(float), SCALES[m])
+            points["stats"][m].append([_number(s.center), _number(s.low), _number(s.high), s.n, s.method])
+    sweep = {
+        "name": name,
+        "axes": [
+            {
+                "name": axis.name,
+                "keys": axis.keys,
+                "numeric": axis.numeric,
+                "values": [axis.label(v) for v in axis.levels],
+                "raw": [list(v) for v in axis.levels],
+            }
+            for axis in axes
+        ],
+        "metrics": metrics,
+        "points": points,
+        "superseded": superseded,
+        "baseline": _default_baseline(axes),
+    }
+    return sweep, point_of, where
+
+
+def _default_baseline(axes: list[Axis]) -> list[int] | None:
+    """Plain TCP, when the sweep compares coding schemes: ``coding.scheme = "none"``."""
+    for a, axis in enumerate(axes):
+        if "coding.scheme" in axis.keys:
+            k = axis.keys.index("coding.scheme")
+            for v, value in enumerate(axis.levels):
+                if value[k] == "none":
+                    return [a, v]
+    return None
+
+
+def _choose_baseline(sweeps: list[dict[str, Any]], baseline: str) -> None:
+    """Sets ``--baseline KEY=VALUE`` in every sweep that has that key as an axis, or says why it cannot."""
+    key, sep, text = baseline.partition("=")
+    key, text = key.strip(), text.strip()
+    if not sep or not key or not text:
+        raise ReportError(f"--baseline {baseline}: expected KEY=VALUE, such as coding.scheme=none")
+    try:
+        value: Any = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text  # a bare word: a string
+    found = []
+    for sweep in sweeps:
+        for a, axis in enumerate(sweep["axes"]):
+            if key in axis["keys"]:
+                k = axis["keys"].index(key)
+                values = [raw[k] for raw in axis["raw"]]
+                found.append((sweep, a, values))
+    if not found:
+        axes = sorted({k for s in sweeps for axis in s["axes"] for k in axis["keys"]})
+        raise ReportError(f"--baseline {baseline}: {key} is not an axis of any sweep; the axes are {', '.join(axes)}")
+    matched = False
+    for sweep, a, values in found:
+        hits = [v for v, x in enumerate(values) if _same(x, value)]
+        if hits:
+            sweep["baseline"] = [a, hits[0]]
+            matched = True
+    if not matched:
+        known = sorted({_show(x) for _, _, values in found for x in values})
+        raise ReportError(f"--baseline {baseline}: {key} never takes that value; it takes {', '.join(known)}")
+
+
+def _most_seeds(sweeps: list[dict[str, Any]]) -> int:
+    return max((len(r) for s in sweeps for r in s["points"]["runs"]), default=1)
+
+
+def _metric(name: str) -> dict[str, Any]:
+    scale = SCALES[name]
+    return {
+        "name": name,
+        "description": METRICS[name],
+        "log": scale.log,
+        "low": _number(scale.low),
+        "high": _number(scale.high),
+    }
+
+
+# ---------------------------------------------------------------- runs and their time series
+
+
+def _choose_run(table: pd.DataFrame, run: str | None) -> int | None:
+    """The row whose time series the page opens with: ``--run``, or the first successful run."""
+    if run is None:
+        candidates = table.index[(table.status == "ok") & table.series.notna()]
+        return int(candidates[0]) if len(candidates) else None
+    match = table.index[table.key.str.startswith(run)]
+    if len(match) != 1:
+        hint = "" if len(match) else "; see ncmesh results DB for keys"
+        raise ReportError(f"--run {run}: matches {len(match)} runs{hint}")
+    chosen = table.loc[match[0]]
+    if chosen.status != "ok":
+        raise ReportError(f"--run {run}: that run {chosen.status}" + (f": {chosen.error}" if chosen.error else ""))
+    return int(match[0])
+
+
+def _series_of(table: pd.DataFrame) -> list[dict[str, Any] | None]:
+    """Each run's time series, averaged down to as many points per line as the budget allows."""
+    import pyarrow.parquet as pq
+
+    loaded: list[pd.DataFrame | None] = []
+    for path, status in zip(table.series, table.status, strict=True):
+        if status == "ok" and isinstance(path, str) and Path(path).is_file():
+            loaded.append(pq.read_table(path).to_pandas())
+        else:
+            loaded.append(None)
+    samples = sum(len(s) for s in loaded if s is not None)
+    lines = sum(_count_lines(s) for s in loaded if s is not None)
+    most = 400
+    while most > 10 and min(samples, lines * most) * 8 > SERIES_BUDGET_BYTES:
+        most //= 2
+    return [None if s is None else _compact(s, most) for s in loaded]
+
+
+def _count_lines(series: pd.DataFrame) -> int:
+    return series.groupby(["series", "flow", "from", "to"], dropna=False).ngroups
+
+
+def _compact(series: pd.DataFrame, most: int) -> dict[str, Any]:
+    """One run's lines, each at most ``most`` points (means of consecutive samples), 4 significant digits."""
+    lines = []
+    for kind in SERIES_LABELS:
+        part = series[series.series == kind]
+        for (flow, src, dst), line in part.groupby(["flow", "from", "to"], dropna=False, sort=True):
+            name = f"{_int(src)}->{_int(dst)}" if kind == "queue_packets" else f"flow {_int(flow)}"
+            line = line.sort_values("time_s")
+            t, v = _average_down(line.time_s.to_numpy(float), line.value.to_numpy(float), most)
+            lines.append({"kind": kind, "name": name, "t": _rounded(t), "v": _rounded(v)})
+    return {"lines": lines}
+
+
+def _average_down(t: np.ndarray, v: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:
+    if len(t) <= most:
+        return t, v
+    buckets = np.array_split(np.arange(len(t)), most)
+    return np.array([t[b].mean() for b in buckets]), np.array([v[b].mean() for b in buckets])
+
+
+def _rounded(values: np.ndarray, digits: int = 4) -> list[float | int | None]:
+    """Values to ``digits`` significant digits of the largest, so the JSON stays short."""
+    finite = np.abs(values[np.isfinite(values)])
+    top = finite.max() if len(finite) else 0.0
+    decimals = digits - 1 - math.floor(math.log10(top)) if top > 0 else 0
+    rounded = np.round(values, decimals)
+    if decimals <= 0:
+        return [int(x) if math.isfinite(x) else None for x in rounded]
+    return [float(x) if math.isfinite(x) else None for x in rounded]
+
+
+# ---------------------------------------------------------------- the page
+
+
+_CSS_FILE = "page.css"
+_SCRIPT_FILE = "page.js"
+
+
+def _page(table: pd.DataFrame, data: dict[str, Any]) -> str:
+    from plotly.offline import get_plotlyjs
+
     counts = table.status.value_counts().to_dict()
-    parts = [
-        f"<h1>Sweep report: {html.escape(Path(db).name)}</h1>",
-        f'<p class="note">{len(table)} runs ({", ".join(f"{n} {s}" for s, n in sorted(counts.items()))}); '
-        f"generated {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M UTC}; "
-        f"builds {html.escape(', '.join(sorted(table.build.unique())))}. "
-        "Points are means over seeds; bars and bands are 95% confidence intervals (Student t), "
-        "absent where there is one seed.</p>",
-    ]
-
-    for sweep, runs in ok.groupby("sweep", sort=True):
-        axes = [p for p in params if runs[p].notna().any() and runs[p].nunique() > 1]  # noqa: PD101 (NaN is no value)
-        seeds = runs.groupby(axes, dropna=False).size() if axes else pd.Series([len(runs)])
-        parts.append(
-            f"<h2>{html.escape(str(sweep))}</h2><p class='note'>axes: {html.escape(', '.join(axes) or 'none')}; "
-            f"{seeds.min()}-{seeds.max()} seeds per point</p>"
-        )
-        if not axes:
-            continue
-        for metric in metrics:
-            if runs[metric].notna().any():
-                parts.append(f"<h3>{html.escape(metric)}</h3><p class='note'>{html.escape(METRICS[metric])}</p>")
-                parts.append(_img(metric_figure(runs, metric, axes), f"{metric} against {', '.join(axes)}"))
-
-    chosen = _choose_run(table, run)
-    parts.append("<h2>Time series</h2>")
-    if chosen is None:
-        parts.append("<p>No successful run to plot.</p>")
-    else:
-        described = ", ".join(f"{p}={chosen[p]}" for p in params if pd.notna(chosen[p]))
-        title = f"run {chosen.key[:12]} ({chosen.sweep}; {described}; seed {chosen.seed})"
-        series = pd.read_parquet(chosen.series) if isinstance(chosen.series, str) else pd.DataFrame({"series": []})
-        fig = series_figure(series, title)
-        parts.append(f"<p class='note'>{html.escape(title)}. Choose another with <code>--run KEY</code>.</p>")
-        parts.append(_img(fig, f"time series of {chosen.key}") if fig else "<p>This run recorded no time series.</p>")
-
-    parts.append("<h2>Runs</h2>")
-    parts.append(_runs_table(table, params, metrics))
+    builds = ", ".join(sorted(table.build.unique()))
+    level = f"{LEVEL:.0%}"
+    head = (
+        f"<h1>Sweep report: {html.escape(data['title'])}</h1>"
+        f"<p class='note'>{len(table)} runs ({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))}); "
+        f"generated {data['generated']}; builds {html.escape(builds)}.</p>"
+    )
+    method = (
+        "<details class='method'><summary>How the points and intervals are computed</summary>"
+        "<p>A point is one combination of axis values; its seeds are the successful runs there. "
+        f"Ratio-scale metrics (throughput, delays, bytes) are drawn as the <b>geometric mean</b> over seeds with a "
+        f"{level} Student t interval computed on the logarithms, which stays above zero and is as skewed as the "
+        "data. Counts that are often zero (retransmits, timeouts, losses, drops) and fairness are drawn as the "
+        f"arithmetic mean with a {level} Student t interval cut to the metric's bounds. A point with one seed has "
+        f"no interval; open markers have fewer than {FEW_SEEDS} seeds, whose intervals say little, and the "
+        "axes are scaled to leave their intervals out. × marks a point where runs failed: it holds only the "
+        "seeds that succeeded.</p>"
+        "<p>Against a baseline, each run is paired with the baseline run of the same seed and the same other "
+        "axis values. Ratio-scale metrics give the ratio of the two (1 = no change), summarized like a "
+        "ratio-scale metric; the others give the difference (0 = no change). The CDF shows every paired seed.</p>"
+        "</details>"
+    )
+    body = (
+        head
+        + _failures(table)
+        + method
+        + "<div id='report'><noscript>This report draws its plots with JavaScript.</noscript></div>"
+    )
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
     return (
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>ncmesh sweep report</title>"
-        f"<style>{_CSS}</style></head><body>{''.join(parts)}</body></html>\n"
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>ncmesh sweep report: {html.escape(data['title'])}</title>"
+        f"<style>{_asset(_CSS_FILE)}</style></head><body>{body}"
+        f"<script type='application/json' id='report-data'>{text}</script>"
+        f"<script>{get_plotlyjs()}</script><script>{_asset(_SCRIPT_FILE)}</script></body></html>\n"
     )
 
 
-def _choose_run(table: pd.DataFrame, run: str | None) -> Any:
-    if run is None:
-        candidates = table[(table.status == "ok") & table.series.notna()]
-        return candidates.iloc[0] if len(candidates) else None
-    match = table[table.key.str.startswith(run)]
-    if len(match) != 1:
-        raise KeyError(
-            f"--run {run}: matches {len(match)} runs" + ("" if len(match) else "; see ncmesh results DB for keys")
+def _failures(table: pd.DataFrame) -> str:
+    """The failed runs, named with their errors, at the top of the page where nobody misses them."""
+    failed = table[table.status == "failed"]
+    if failed.empty:
+        return ""
+    params = param_columns(table)
+    items = []
+    for _, row in failed.head(MAX_LISTED_FAILURES).iterrows():
+        at = ", ".join(f"{p}={_show(row[p])}" for p in params if _present(row[p]))
+        items.append(
+            f"<li><code>{html.escape(row.key[:12])}</code> {html.escape(str(row.sweep))}, {html.escape(at)}, "
+            f"seed {row.seed}: <span class='error'>{html.escape(str(row.error or 'no message'))}</span></li>"
         )
-    chosen = match.iloc[0]
-    if chosen.status != "ok":
-        raise KeyError(f"--run {run}: that run {chosen.status}" + (f": {chosen.error}" if chosen.error else ""))
-    return chosen
+    more = len(failed) - MAX_LISTED_FAILURES
+    rest = f"<li>and {more} more, in the table of runs</li>" if more > 0 else ""
+    return (
+        f"<div class='failures'><p><b>{len(failed)} run{'s' if len(failed) > 1 else ''} failed.</b> "
+        "Their points are marked × and summarize only the seeds that succeeded.</p>"
+        f"<ul>{''.join(items)}{rest}</ul></div>"
+    )
 
 
-def write(db: str | os.PathLike[str], out: str | os.PathLike[str], run: str | None = None) -> Path:
-    text = build(db, run)
-    return write_atomically(out, lambda p: p.write_text(text))
+def _asset(name: str) -> str:
+    return (resources.files(__package__) / name).read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------- values
+
+
+def _hashable(value: Any) -> Any:
+    """A parameter value as a dict key: lists and tables as their JSON text, missing as None."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, sort_keys=True)
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _present(value: Any) -> bool:
+    return _hashable(value) is not None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if _is_number(a) and _is_number(b):
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)
+    return a == b or _show(a) == _show(b)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "(unset)"
+    return str(value)
+
+
+def _int(x: Any) -> str:
+    return str(int(x)) if isinstance(x, (int, float)) and math.isfinite(x) else "?"
+
+
+def _number(x: float) -> float | None:
+    """JSON has no NaN nor infinity; the page reads null as either, by context."""
+    return float(x) if math.isfinite(x) else None
+
+
+def _numbers(column: pd.Series) -> list[float | None]:
+    return [_number(float(x)) if x is not None and not pd.isna(x) else None for x in column]
