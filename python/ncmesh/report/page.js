@@ -267,7 +267,7 @@
       const failedPoints = this.P.failed.filter((f) => f.length).length;
       const notes = [
         `axes: ${sw.axes.map((a) => `${a.name} (${a.values.length})`).join(", ") || "none"}`,
-        `${this.P.at.length} points, ${seedRange(seeds)} successful seeds per point`,
+        `${plural(this.P.at.length, "point")}, ${seedRange(seeds)} successful seed${Math.max(...seeds) === 1 ? "" : "s"} per point`,
       ];
       if (few) notes.push(`${plural(few, "point")} with fewer than ${DATA.fewSeeds} seeds (open markers)`);
       if (failedPoints) notes.push(`${plural(failedPoints, "point")} with failed runs (×)`);
