@@ -332,6 +332,20 @@ def test_the_metric_selector_changes_the_plot(page):
     page.select_option("#sweep-0 select[data-control=metric]", "throughput_bps")
 
 
+def test_numeric_axes_are_lines_and_categorical_ones_grouped_points(page):
+    layout = "document.querySelector('#sweep-0 .plot.main').layout"
+    modes = "[...new Set(document.querySelector('#sweep-0 .plot.main').data.map(t => t.mode))]"
+    assert page.evaluate(f"{layout}.xaxis.type") == "linear" and page.evaluate(modes) == ["lines+markers"]
+    page.select_option("#sweep-0 select[data-control=x]", "0")  # the scheme / variant axis
+    assert page.evaluate(f"{layout}.xaxis.type") == "category" and page.evaluate(modes) == ["markers"]
+    assert page.evaluate(f"{layout}.scattermode") == "group"
+    assert len(plotted(page)) == len(LOSSES)  # one trace per loss, the schemes side by side
+    page.select_option("#sweep-0 select[data-control=filter-1]", "2")  # loss 0.2 alone
+    assert [t["x"] for t in plotted(page)] == [["honc / newreno", "none / newreno", "tcpnc-e2e / vegas"]]
+    page.select_option("#sweep-0 select[data-control=filter-1]", "-1")
+    page.select_option("#sweep-0 select[data-control=x]", "1")
+
+
 def test_intervals_of_positive_metrics_stay_above_zero_in_the_plots(page):
     for metric in ("throughput_bps", "delay_mean_s"):
         page.select_option("#sweep-0 select[data-control=metric]", metric)

@@ -323,12 +323,14 @@
         { value: "", text: "none" },
         ...sw.axes.map((axis, a) => ({ group: axis.name, options: axis.values.map((v, i) => ({ value: `${a}:${i}`, text: `${short(axis.name)} = ${v}` })) })),
       ];
-      parts.push(
-        select("baseline", "baseline", baselines, st.baseline ? st.baseline.join(":") : "", (v) => {
-          st.baseline = v ? v.split(":").map(Number) : null;
-          redraw();
-        }),
-      );
+      if (sw.axes.length) {
+        parts.push(
+          select("baseline", "baseline", baselines, st.baseline ? st.baseline.join(":") : "", (v) => {
+            st.baseline = v ? v.split(":").map(Number) : null;
+            redraw();
+          }),
+        );
+      }
       const log = el("input", { type: "checkbox", "data-control": "log" });
       log.checked = this.logScale();
       log.addEventListener("change", () => {
@@ -545,7 +547,7 @@
       const where = this.sw.axes.map((a, k) => `${a.name}=${a.values[this.P.at[i][k]]}`).join(", ");
       const series = el("div", { class: "series" });
       this.detail.replaceChildren(el("p", { class: "note" }, `${where || this.sw.name}: click a run for its time series.`), list, series);
-      drawSeries(series, this.state.run, where);
+      drawSeries(series, this.state.run, where || this.sw.name);
     }
   }
 
