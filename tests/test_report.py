@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from ncmesh import results, sweep
+from ncmesh import report, results, sweep
 from ncmesh.cli import app
 from ncmesh.stats import COUNT, RATIO, Scale, summarize
 from ncmesh.store import Store
@@ -241,7 +241,19 @@ def test_a_simulated_sweep_gives_every_metric_it_kept_and_each_runs_time_series(
     kinds = {line["kind"] for line in series[0]["lines"]}
     assert kinds == {"goodput_bps", "queue_packets"}
     goodput = next(line for line in series[0]["lines"] if line["kind"] == "goodput_bps")
-    assert len(goodput["t"]) == len(goodput["v"]) == 40 and max(goodput["v"]) > 0
+    assert series[0]["t"] == [5.0 * i for i in range(40)]  # every line sampled at the same instants
+    assert len(goodput["v"]) == 40 and max(goodput["v"]) > 0
+
+
+def test_time_series_are_averaged_down_to_fit_the_budget(skewed, monkeypatch):
+    monkeypatch.setattr(report, "SERIES_BUDGET_BYTES", 12_000)
+    series = report.payload(results.load(skewed))["runs"]["series"]
+    assert len(json.dumps(series, separators=(",", ":"))) <= 12_000
+    kept = next(s for s in series if s)
+    queue = next(line for line in kept["lines"] if line["kind"] == "queue_packets")
+    assert 1 < len(kept["t"]) == len(queue["v"]) < 20  # recorded every 5 s for 100 s
+    # means of consecutive samples keep about the line's mean (buckets may differ by one sample)
+    assert np.mean(queue["v"]) == pytest.approx(np.mean(np.arange(0.0, 100.0, 5.0) % 7), rel=0.1)
 
 
 def test_a_chosen_run_opens_the_page(simulated, tmp_path):
@@ -274,7 +286,7 @@ def page(skewed, tmp_path_factory):
         tab = chromium.new_page(viewport={"width": 1280, "height": 1000})
         tab.on("pageerror", lambda e: errors.append(str(e)))
         tab.goto(out.as_uri())
-        tab.wait_for_selector("body[data-ready=yes]", timeout=30_000)
+        tab.wait_for_selector("body[data-ready=yes]", state="attached", timeout=30_000)
         tab.errors = errors
         yield tab
         chromium.close()

@@ -62,6 +62,8 @@ SERIES_LABELS = {
 
 SERIES_BUDGET_BYTES = 3_000_000
 """The most the time series may add to a page; longer ones are averaged down to fit."""
+MOST_POINTS, LEAST_POINTS = 400, 10
+"""How many points a line of a time series keeps at most, and at least when the budget is tight."""
 
 MAX_LISTED_FAILURES = 100
 
@@ -322,44 +324,75 @@ def _choose_run(table: pd.DataFrame, run: str | None) -> int | None:
 
 def _series_of(table: pd.DataFrame) -> list[dict[str, Any] | None]:
     """Each run's time series, averaged down to as many points per line as the budget allows."""
+    runs = [
+        _lines(path) if status == "ok" and isinstance(path, str) and Path(path).is_file() else None
+        for path, status in zip(table.series, table.status, strict=True)
+    ]
+    most = MOST_POINTS
+    while True:
+        compact = [None if lines is None else _compact(lines, most) for lines in runs]
+        size = len(json.dumps(compact, separators=(",", ":")))
+        if size <= SERIES_BUDGET_BYTES or most <= LEAST_POINTS:
+            return compact
+        most = max(LEAST_POINTS, int(most * 0.9 * SERIES_BUDGET_BYTES / size))
+
+
+Line = tuple[str, str, np.ndarray, np.ndarray]
+"""One line of a run's time series: its kind, its name, its times and its values."""
+
+
+def _lines(path: str) -> list[Line]:
+    """The lines of one run's Parquet file: one per kind and flow (or per interface, for queues)."""
     import pyarrow.parquet as pq
 
-    loaded: list[pd.DataFrame | None] = []
-    for path, status in zip(table.series, table.status, strict=True):
-        if status == "ok" and isinstance(path, str) and Path(path).is_file():
-            loaded.append(pq.read_table(path).to_pandas())
-        else:
-            loaded.append(None)
-    samples = sum(len(s) for s in loaded if s is not None)
-    lines = sum(_count_lines(s) for s in loaded if s is not None)
-    most = 400
-    while most > 10 and min(samples, lines * most) * 8 > SERIES_BUDGET_BYTES:
-        most //= 2
-    return [None if s is None else _compact(s, most) for s in loaded]
-
-
-def _count_lines(series: pd.DataFrame) -> int:
-    return series.groupby(["series", "flow", "from", "to"], dropna=False).ngroups
-
-
-def _compact(series: pd.DataFrame, most: int) -> dict[str, Any]:
-    """One run's lines, each at most ``most`` points (means of consecutive samples), 4 significant digits."""
+    table = pq.read_table(path)
+    kinds = table.column("series").to_numpy(zero_copy_only=False)
+    time, value = (table.column(c).to_numpy(zero_copy_only=False).astype(float) for c in ("time_s", "value"))
+    # flow, from and to name a line; NaN (not this kind's) becomes -1 so that lines can be told apart
+    names = np.column_stack(
+        [
+            np.nan_to_num(table.column(c).to_numpy(zero_copy_only=False).astype(float), nan=-1)
+            for c in ("flow", "from", "to")
+        ]
+    )
     lines = []
     for kind in SERIES_LABELS:
-        part = series[series.series == kind]
-        for (flow, src, dst), line in part.groupby(["flow", "from", "to"], dropna=False, sort=True):
-            name = f"{_int(src)}->{_int(dst)}" if kind == "queue_packets" else f"flow {_int(flow)}"
-            line = line.sort_values("time_s")
-            t, v = _average_down(line.time_s.to_numpy(float), line.value.to_numpy(float), most)
-            lines.append({"kind": kind, "name": name, "t": _rounded(t), "v": _rounded(v)})
-    return {"lines": lines}
+        rows = np.flatnonzero(kinds == kind)
+        if not len(rows):
+            continue
+        keys, which = np.unique(names[rows], axis=0, return_inverse=True)
+        for j, (flow, src, dst) in enumerate(keys):
+            mine = rows[which.ravel() == j]
+            mine = mine[np.argsort(time[mine], kind="stable")]
+            name = f"{int(src)}->{int(dst)}" if kind == "queue_packets" else f"flow {int(flow)}"
+            lines.append((kind, name, time[mine], value[mine]))
+    return lines
+
+
+def _compact(lines: list[Line], most: int) -> dict[str, Any]:
+    """A run's lines at most ``most`` points each (means of consecutive samples), 4 significant digits.
+
+    Probes sample every line at the same instants, so the times are written
+    once for the run when they agree.
+    """
+    shrunk = [(kind, name, *_average_down(t, v, most)) for kind, name, t, v in lines]
+    shared = all(len(t) == len(shrunk[0][2]) and np.array_equal(t, shrunk[0][2]) for _, _, t, _ in shrunk)
+    out: dict[str, Any] = {"t": _rounded(shrunk[0][2]) if shrunk and shared else None, "lines": []}
+    for kind, name, t, v in shrunk:
+        line = {"kind": kind, "name": name, "v": _rounded(v)}
+        if not shared:
+            line["t"] = _rounded(t)
+        out["lines"].append(line)
+    return out
 
 
 def _average_down(t: np.ndarray, v: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:
+    """``most`` means of consecutive samples (buckets differ in size by one at most)."""
     if len(t) <= most:
         return t, v
-    buckets = np.array_split(np.arange(len(t)), most)
-    return np.array([t[b].mean() for b in buckets]), np.array([v[b].mean() for b in buckets])
+    starts = np.arange(most) * len(t) // most
+    sizes = np.diff(np.append(starts, len(t)))
+    return np.add.reduceat(t, starts) / sizes, np.add.reduceat(v, starts) / sizes
 
 
 def _rounded(values: np.ndarray, digits: int = 4) -> list[float | int | None]:
@@ -480,10 +513,6 @@ def _show(value: Any) -> str:
     if value is None:
         return "(unset)"
     return str(value)
-
-
-def _int(x: Any) -> str:
-    return str(int(x)) if isinstance(x, (int, float)) and math.isfinite(x) else "?"
 
 
 def _number(x: float) -> float | None:

@@ -564,7 +564,7 @@
     const traces = data.lines.map((l) => {
       const row = kinds.indexOf(l.kind) + 1;
       const scale = DATA.seriesLabels[l.kind].scale;
-      return { type: "scatter", mode: "lines", name: l.name, x: l.t, y: l.v.map((v) => (v === null ? null : v * scale)), yaxis: row === 1 ? "y" : `y${row}`, legendgroup: l.kind, line: { width: 1.3 } };
+      return { type: "scatter", mode: "lines", name: l.name, x: l.t ?? data.t, y: l.v.map((v) => (v === null ? null : v * scale)), yaxis: row === 1 ? "y" : `y${row}`, legendgroup: l.kind, line: { width: 1.3 } };
     });
     const layout = { title: { text: title, font: { size: 14 } }, grid: { rows: kinds.length, columns: 1, pattern: "coupled" }, height: 80 + 200 * kinds.length, margin: { t: 50, r: 10, b: 50, l: 70 }, hovermode: "x unified" };
     kinds.forEach((k, n) => {
