@@ -66,6 +66,7 @@ MOST_POINTS, LEAST_POINTS = 400, 10
 """How many points a line of a time series keeps at most, and at least when the budget is tight."""
 
 MAX_LISTED_FAILURES = 100
+"""Failed runs named at the top of the page; the table of runs has them all."""
 
 
 class ReportError(ValueError):
@@ -125,7 +126,7 @@ def payload(table: pd.DataFrame, run: str | None = None, baseline: str | None = 
     if baseline is not None:
         _choose_baseline(sweeps, baseline)
     metrics = [m for m in METRICS if any(m in s["metrics"] for s in sweeps)]
-    series = _series_of(table)
+    selected = _choose_run(table, run)
     return {
         "generated": f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
         "level": LEVEL,
@@ -144,9 +145,9 @@ def payload(table: pd.DataFrame, run: str | None = None, baseline: str | None = 
             "at": at.tolist(),
             "wall": _numbers(table.wall_s),
             "values": {m: _numbers(table[m]) for m in metrics},
-            "series": series,
+            "series": _series_of(table),
         },
-        "selected": _choose_run(table, run),
+        "selected": selected,
     }
 
 

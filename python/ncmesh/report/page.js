@@ -93,11 +93,15 @@
     return el("label", {}, `${label} `, box);
   }
 
-  function table(columns, rows, attributes = {}) {
-    const head = columns.map((c) => `<th class="${c.text ? "text" : ""}">${escape(c.name)}</th>`).join("");
-    const body = rows
-      .map((r) => `<tr class="${r.cls || ""}" data-row="${r.id ?? ""}">${r.cells.map((c, i) => `<td class="${columns[i].text ? "text" : ""}">${escape(c)}</td>`).join("")}</tr>`)
-      .join("");
+  /** Numbers (and the dash of a missing one) are set right, words left. */
+  const numeric = (cell) => typeof cell === "number" || /^[-−]?[0-9.e+∞–]+$/.test(cell);
+
+  function table(names, rows, attributes = {}) {
+    const align = names.map((_, i) => (rows.length && numeric(rows[0].cells[i]) ? "num" : ""));
+    const head = names.map((name, i) => `<th class="${align[i]}">${escape(name)}</th>`).join("");
+    const cell = (c) => `<td class="${numeric(c) ? "num" : ""}">${escape(c)}</td>`;
+    const row = (r) => `<tr class="${r.cls || ""}" data-row="${r.id ?? ""}">${r.cells.map(cell).join("")}</tr>`;
+    const body = rows.map(row).join("");
     const wrap = el("div", { class: "scroll", ...attributes });
     wrap.innerHTML = `<table><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
     return wrap;
@@ -139,7 +143,6 @@
     constructor(sweep, index) {
       this.sw = sweep;
       this.P = sweep.points;
-      this.index = index;
       const numeric = sweep.axes.findIndex((a) => a.numeric);
       this.state = {
         metric: sweep.metrics.includes("throughput_bps") ? "throughput_bps" : sweep.metrics[0],
@@ -157,7 +160,8 @@
     // The points that pass the filters, and their traces: one per combination of the other axes.
     shown() {
       const { x, filters } = this.state;
-      return this.P.at.map((_, i) => i).filter((i) => this.P.at[i].every((v, a) => a === x || filters[a] < 0 || filters[a] === v));
+      const passes = (at) => at.every((v, a) => a === x || filters[a] < 0 || filters[a] === v);
+      return this.P.at.map((_, i) => i).filter((i) => passes(this.P.at[i]));
     }
 
     groups(points) {
@@ -173,8 +177,11 @@
 
     traceName(i) {
       const { x, filters } = this.state;
-      const parts = this.sw.axes.map((axis, a) => (a === x || filters[a] >= 0 ? null : `${short(axis.name)}=${axis.values[this.P.at[i][a]]}`));
-      return parts.filter(Boolean).join(", ");
+      const named = (axis, a) => `${short(axis.name)}=${axis.values[this.P.at[i][a]]}`;
+      return this.sw.axes
+        .map((axis, a) => (a === x || filters[a] >= 0 ? null : named(axis, a)))
+        .filter(Boolean)
+        .join(", ");
     }
 
     xAxis() {
@@ -189,7 +196,19 @@
     }
 
     where(i) {
-      return this.sw.axes.map((axis, a) => `${axis.name}=${axis.values[this.P.at[i][a]]}`).join("<br>");
+      return this.sw.axes.map((axis, a) => escape(`${axis.name}=${axis.values[this.P.at[i][a]]}`)).join("<br>");
+    }
+
+    axisNames() {
+      return this.sw.axes.map((a) => a.name);
+    }
+
+    axisValues(i) {
+      return this.sw.axes.map((a, k) => a.values[this.P.at[i][k]]);
+    }
+
+    summaryCells(s) {
+      return [fmt(s.center), fmt(s.low), fmt(s.high), METHOD[s.method]];
     }
 
     stat(m, i) {
@@ -205,7 +224,10 @@
     warnings(i, n) {
       const lines = [];
       if (n < DATA.fewSeeds) lines.push(`⚠ fewer than ${DATA.fewSeeds} seeds: the interval says little`);
-      for (const r of this.P.failed[i].slice(0, 3)) lines.push(`✖ run ${RUNS.key[r].slice(0, 12)} (seed ${RUNS.seed[r]}) failed: ${escape(clip(RUNS.error[r] || "", 90))}`);
+      for (const r of this.P.failed[i].slice(0, 3)) {
+        const error = escape(clip(RUNS.error[r] || "", 90));
+        lines.push(`✖ run ${RUNS.key[r].slice(0, 12)} (seed ${RUNS.seed[r]}) failed: ${error}`);
+      }
       if (this.P.failed[i].length > 3) lines.push(`✖ and ${this.P.failed[i].length - 3} more failed runs`);
       return lines;
     }
@@ -247,7 +269,12 @@
       const others = this.sw.axes.filter((_, a) => a !== this.state.x && this.state.filters[a] < 0).map((a) => short(a.name));
       return {
         title: { text: title, font: { size: 15 } },
-        xaxis: { title: { text: axis ? axis.name : "" }, type: axis && axis.numeric ? "linear" : "category", zeroline: false, automargin: true },
+        xaxis: {
+          title: { text: axis ? axis.name : "" },
+          type: axis && axis.numeric ? "linear" : "category",
+          zeroline: false,
+          automargin: true,
+        },
         yaxis: { title: { text: ytitle }, automargin: true, ...extra.yaxis },
         showlegend: traces.length > 1,
         legend: { title: { text: others.join(", ") } },
@@ -267,22 +294,27 @@
       const failedPoints = this.P.failed.filter((f) => f.length).length;
       const notes = [
         `axes: ${sw.axes.map((a) => `${a.name} (${a.values.length})`).join(", ") || "none"}`,
-        `${plural(this.P.at.length, "point")}, ${seedRange(seeds)} successful seed${Math.max(...seeds) === 1 ? "" : "s"} per point`,
+        `${plural(this.P.at.length, "point")}, ${seedRange(seeds)} successful ` +
+          `seed${Math.max(...seeds) === 1 ? "" : "s"} per point`,
       ];
       if (few) notes.push(`${plural(few, "point")} with fewer than ${DATA.fewSeeds} seeds (open markers)`);
       if (failedPoints) notes.push(`${plural(failedPoints, "point")} with failed runs (×)`);
-      if (sw.superseded) notes.push(`${plural(sw.superseded, "run")} left out: a later run of the same point and seed replaced them`);
+      if (sw.superseded) {
+        notes.push(`${plural(sw.superseded, "run")} left out: a later run of the same point and seed replaced them`);
+      }
       this.root.append(el("h2", {}, sw.name), el("p", { class: "note" }, notes.join("; ")));
       if (!sw.metrics.length) {
         this.root.append(el("p", {}, "No successful run recorded a metric."));
         return this.root;
       }
       this.controls = el("div", { class: "controls" });
+      this.about = el("p", { class: "note" });
       this.main = el("div", { class: "plot main" });
       this.gainBox = el("div", { class: "gains" });
       this.pointsBox = el("div", { class: "points" });
       this.detail = el("div", { class: "detail" });
-      this.root.append(this.controls, this.main, this.gainBox, el("h3", {}, "Points"), this.pointsBox, el("h3", {}, "Runs at the chosen point"), this.detail);
+      this.root.append(this.controls, this.about, this.main, this.gainBox);
+      this.root.append(el("h3", {}, "Points"), this.pointsBox, el("h3", {}, "Runs at the chosen point"), this.detail);
       this.renderControls();
       return this.root;
     }
@@ -319,10 +351,11 @@
           }),
         );
       });
-      const baselines = [
-        { value: "", text: "none" },
-        ...sw.axes.map((axis, a) => ({ group: axis.name, options: axis.values.map((v, i) => ({ value: `${a}:${i}`, text: `${short(axis.name)} = ${v}` })) })),
-      ];
+      const baselines = [{ value: "", text: "none" }];
+      sw.axes.forEach((axis, a) => {
+        const options = axis.values.map((v, i) => ({ value: `${a}:${i}`, text: `${short(axis.name)} = ${v}` }));
+        baselines.push({ group: axis.name, options });
+      });
       if (sw.axes.length) {
         parts.push(
           select("baseline", "baseline", baselines, st.baseline ? st.baseline.join(":") : "", (v) => {
@@ -339,6 +372,7 @@
       });
       parts.push(el("label", {}, log, " log scale"));
       this.controls.replaceChildren(...parts);
+      this.about.textContent = `${st.metric}: ${METRIC[st.metric].description}.`;
     }
 
     /** Log by choice, or by default for a positive metric spanning more than three decades. */
@@ -376,8 +410,9 @@
       this.pointsBox.replaceChildren(this.pointsTable(points));
       drawn.push(...this.drawGains(points));
       if (st.point === null) {
-        const selected = DATA.selected !== null && RUNS.point[DATA.selected] !== null && RUNS.sweep[DATA.selected] === this.sw.name ? DATA.selected : null;
-        this.choosePoint(selected !== null ? RUNS.point[selected] : points[0] ?? 0, selected);
+        const r = DATA.selected;
+        const mine = r !== null && RUNS.point[r] !== null && RUNS.sweep[r] === this.sw.name;
+        this.choosePoint(mine ? RUNS.point[r] : (points[0] ?? 0), mine ? r : null);
       } else {
         this.renderDetail();
       }
@@ -386,14 +421,14 @@
 
     pointsTable(points) {
       const m = this.state.metric;
-      const columns = [...this.sw.axes.map((a) => ({ name: a.name, text: true })), { name: "seeds" }, { name: "failed" }, { name: m }, { name: `${LEVEL} low` }, { name: `${LEVEL} high` }, { name: "summary", text: true }];
+      const names = [...this.axisNames(), "seeds", "failed", m, `${LEVEL} low`, `${LEVEL} high`, "summary"];
       const rows = points.map((i) => {
         const s = this.stat(m, i);
-        const cells = [...this.sw.axes.map((a, k) => a.values[this.P.at[i][k]]), s.n, this.P.failed[i].length, fmt(s.center), fmt(s.low), fmt(s.high), METHOD[s.method]];
+        const cells = [...this.axisValues(i), s.n, this.P.failed[i].length, ...this.summaryCells(s)];
         const cls = ["clickable", this.P.failed[i].length ? "failed" : "", i === this.state.point ? "chosen" : ""].join(" ");
         return { id: i, cls, cells };
       });
-      const box = table(columns, rows, { "data-table": "points" });
+      const box = table(names, rows, { "data-table": "points" });
       box.addEventListener("click", (e) => {
         const row = e.target.closest("tr[data-row]");
         if (row && row.dataset.row !== "") this.choosePoint(Number(row.dataset.row));
@@ -418,7 +453,10 @@
         const baseOf = new Map(this.P.runs[partner].map((r) => [RUNS.seed[r], r]));
         const pairs = this.P.runs[i]
           .filter((r) => baseOf.has(RUNS.seed[r]))
-          .map((r) => ({ run: r, base: baseOf.get(RUNS.seed[r]), gain: pairedGain(values[r], values[baseOf.get(RUNS.seed[r])], m) }));
+          .map((r) => {
+            const base = baseOf.get(RUNS.seed[r]);
+            return { run: r, base, gain: pairedGain(values[r], values[base], m) };
+          });
         found.push({ point: i, partner, pairs, summary: summarize(pairs.map((p) => p.gain), scale) });
       }
       return found;
@@ -446,10 +484,11 @@
           `${s.n} paired seeds of ${this.P.runs[i].length}; runs: ${this.keys(g.pairs.map((p) => p.run))}`,
           `baseline runs: ${this.keys(g.pairs.map((p) => p.base))}`,
           ...this.warnings(i, s.n),
-          ...(this.P.failed[g.partner].length ? [`✖ the baseline point has ${this.P.failed[g.partner].length} failed runs`] : []),
+          ...(this.P.failed[g.partner].length ? [`✖ ${plural(this.P.failed[g.partner].length, "baseline run")} failed`] : []),
         ].join("<br>");
       };
-      const traces = this.groups(found.map((g) => g.point)).map((list) => this.trace(list, (i) => byPoint.get(i).summary, hover));
+      const summary = (i) => byPoint.get(i).summary;
+      const traces = this.groups(found.map((g) => g.point)).map((list) => this.trace(list, summary, hover));
       const unit = m.log ? 1 : 0;
       const line = { type: "line", xref: "paper", x0: 0, x1: 1, y0: unit, y1: unit, line: { dash: "dot", color: "#888" } };
       const title = `${m.name}: ${word} to ${base}, paired by seed`;
@@ -458,8 +497,12 @@
       const heading = el("h3", {}, `Gain over the baseline ${base}`);
       this.gainBox.replaceChildren(heading, el("div", { class: "pair" }, plot, cdf), this.gainTable(found, word));
       const log = m.log; // ratios: 2 and 1/2 are as far from 1
-      const layout = this.layout(title, `${word} (${LEVEL} interval)`, traces, { shapes: [line], yaxis: { type: log ? "log" : "linear", range: yRange(traces, log, [unit]) } });
-      const drawn = [Plotly.react(plot, traces, layout, CONFIG), Plotly.react(cdf, this.cdfTraces(found, ba), this.cdfLayout(m, word, base, unit), CONFIG)];
+      const yaxis = { type: log ? "log" : "linear", range: yRange(traces, log, [unit]) };
+      const layout = this.layout(title, `${word} (${LEVEL} interval)`, traces, { shapes: [line], yaxis });
+      const drawn = [
+        Plotly.react(plot, traces, layout, CONFIG),
+        Plotly.react(cdf, this.cdfTraces(found, ba), this.cdfLayout(m, word, base, unit), CONFIG),
+      ];
       plot.on("plotly_click", (e) => this.choosePoint(e.points[0].customdata));
       return drawn;
     }
@@ -486,7 +529,10 @@
             x: pairs.map((p) => p.gain),
             y: pairs.map((_, k) => (k + 1) / pairs.length),
             customdata: pairs.map((p) => p.point),
-            text: pairs.map((p) => `${fmt(p.gain)} at seed ${RUNS.seed[p.run]}<br>${this.where(p.point)}<br>run ${RUNS.key[p.run].slice(0, 12)} against ${RUNS.key[p.base].slice(0, 12)}`),
+            text: pairs.map((p) => {
+              const runs = `run ${RUNS.key[p.run].slice(0, 12)} against ${RUNS.key[p.base].slice(0, 12)}`;
+              return `${fmt(p.gain)} at seed ${RUNS.seed[p.run]}<br>${this.where(p.point)}<br>${runs}`;
+            }),
             hovertemplate: "%{text}<extra></extra>",
           };
         });
@@ -504,13 +550,12 @@
     }
 
     gainTable(found, word) {
-      const columns = [...this.sw.axes.map((a) => ({ name: a.name, text: true })), { name: "paired seeds" }, { name: "seeds" }, { name: word }, { name: `${LEVEL} low` }, { name: `${LEVEL} high` }, { name: "summary", text: true }];
+      const names = [...this.axisNames(), "paired seeds", "seeds", word, `${LEVEL} low`, `${LEVEL} high`, "summary"];
       const rows = found.map((g) => {
-        const s = g.summary;
-        const cells = [...this.sw.axes.map((a, k) => a.values[this.P.at[g.point][k]]), s.n, this.P.runs[g.point].length, fmt(s.center), fmt(s.low), fmt(s.high), METHOD[s.method]];
+        const cells = [...this.axisValues(g.point), g.summary.n, this.P.runs[g.point].length, ...this.summaryCells(g.summary)];
         return { id: g.point, cls: this.P.failed[g.point].length || this.P.failed[g.partner].length ? "failed" : "", cells };
       });
-      return table(columns, rows, { "data-table": "gains" });
+      return table(names, rows, { "data-table": "gains" });
     }
 
     // ---------------------------------------------------------- one point, one run
@@ -531,13 +576,13 @@
       }
       const m = this.state.metric;
       const runs = [...this.P.runs[i], ...this.P.failed[i]].sort((a, b) => RUNS.seed[a] - RUNS.seed[b]);
-      const columns = [{ name: "key", text: true }, { name: "seed" }, { name: "status", text: true }, { name: m }, { name: "wall s" }, { name: "error", text: true }];
+      const names = ["key", "seed", "status", m, "wall s", "error"];
       const rows = runs.map((r) => ({
         id: r,
         cls: ["clickable", RUNS.status[r] === "failed" ? "failed" : "", r === this.state.run ? "chosen" : ""].join(" "),
         cells: [RUNS.key[r], RUNS.seed[r], RUNS.status[r], fmt(RUNS.values[m][r]), fmt(RUNS.wall[r]), RUNS.error[r] || ""],
       }));
-      const list = table(columns, rows, { "data-table": "runs-at-point" });
+      const list = table(names, rows, { "data-table": "runs-at-point" });
       list.addEventListener("click", (e) => {
         const row = e.target.closest("tr[data-row]");
         if (!row) return;
@@ -546,7 +591,8 @@
       });
       const where = this.sw.axes.map((a, k) => `${a.name}=${a.values[this.P.at[i][k]]}`).join(", ");
       const series = el("div", { class: "series" });
-      this.detail.replaceChildren(el("p", { class: "note" }, `${where || this.sw.name}: click a run for its time series.`), list, series);
+      const note = el("p", { class: "note" }, `${where || this.sw.name}: click a run for its time series.`);
+      this.detail.replaceChildren(note, list, series);
       drawSeries(series, this.state.run, where || this.sw.name);
     }
   }
@@ -564,9 +610,24 @@
     const traces = data.lines.map((l) => {
       const row = kinds.indexOf(l.kind) + 1;
       const scale = DATA.seriesLabels[l.kind].scale;
-      return { type: "scatter", mode: "lines", name: l.name, x: l.t ?? data.t, y: l.v.map((v) => (v === null ? null : v * scale)), yaxis: row === 1 ? "y" : `y${row}`, legendgroup: l.kind, line: { width: 1.3 } };
+      return {
+        type: "scatter",
+        mode: "lines",
+        name: l.name,
+        x: l.t ?? data.t,
+        y: l.v.map((v) => (v === null ? null : v * scale)),
+        yaxis: row === 1 ? "y" : `y${row}`,
+        legendgroup: l.kind,
+        line: { width: 1.3 },
+      };
     });
-    const layout = { title: { text: title, font: { size: 14 } }, grid: { rows: kinds.length, columns: 1, pattern: "coupled" }, height: 80 + 200 * kinds.length, margin: { t: 50, r: 10, b: 50, l: 70 }, hovermode: "x unified" };
+    const layout = {
+      title: { text: title, font: { size: 14 } },
+      grid: { rows: kinds.length, columns: 1, pattern: "coupled" },
+      height: 80 + 200 * kinds.length,
+      margin: { t: 50, r: 10, b: 50, l: 70 },
+      hovermode: "x unified",
+    };
     kinds.forEach((k, n) => {
       layout[n === 0 ? "yaxis" : `yaxis${n + 1}`] = { title: { text: DATA.seriesLabels[k].label }, automargin: true };
     });
@@ -578,13 +639,16 @@
 
   function runsTable() {
     const metrics = DATA.metrics.map((m) => m.name);
-    const columns = [{ name: "key", text: true }, { name: "sweep", text: true }, { name: "point", text: true }, { name: "seed" }, { name: "status", text: true }, ...metrics.map((m) => ({ name: m })), { name: "wall s" }, { name: "error", text: true }];
+    const names = ["key", "sweep", "point", "seed", "status", ...metrics, "wall s", "error"];
+    const status = (r) => RUNS.status[r] + (RUNS.point[r] === null && RUNS.status[r] !== "null" ? " (replaced)" : "");
     const rows = RUNS.key.map((key, r) => ({
       id: r,
       cls: RUNS.status[r] === "failed" ? "failed" : "",
-      cells: [key.slice(0, 12), RUNS.sweep[r], RUNS.at[r], RUNS.seed[r], RUNS.status[r] + (RUNS.point[r] === null && RUNS.status[r] !== "null" ? " (replaced)" : ""), ...metrics.map((m) => fmt(RUNS.values[m][r])), fmt(RUNS.wall[r]), RUNS.error[r] || ""],
+      cells: [key.slice(0, 12), RUNS.sweep[r], RUNS.at[r], RUNS.seed[r], status(r)]
+        .concat(metrics.map((m) => fmt(RUNS.values[m][r])))
+        .concat([fmt(RUNS.wall[r]), RUNS.error[r] || ""]),
     }));
-    return table(columns, rows, { "data-table": "all-runs" });
+    return table(names, rows, { "data-table": "all-runs" });
   }
 
   const views = DATA.sweeps.map((s, i) => new SweepView(s, i));
