@@ -651,9 +651,19 @@
     return table(names, rows, { "data-table": "all-runs" });
   }
 
+  /**
+   * Every run, listed when opened: a table of a thousand rows laid out with the
+   * page would make each plot's first drawing wait for its layout.
+   */
+  function allRuns() {
+    const box = el("details", { class: "all-runs" }, el("summary", {}, `All ${plural(RUNS.key.length, "run")}`));
+    box.addEventListener("toggle", () => box.open && box.children.length === 1 && box.append(runsTable()));
+    return box;
+  }
+
   const views = DATA.sweeps.map((s, i) => new SweepView(s, i));
   const report = document.getElementById("report");
-  report.replaceChildren(...views.map((v) => v.render()), el("h2", {}, "All runs"), runsTable());
+  report.replaceChildren(...views.map((v) => v.render()), allRuns());
   Promise.all(views.filter((v) => v.sw.metrics.length).map((v) => v.draw())).then(() => {
     window.reportReadyAt = performance.now();
     document.body.dataset.ready = "yes";
