@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from ncmesh import report, results, sweep
 from ncmesh.cli import app
 from ncmesh.stats import COUNT, RATIO, Scale, summarize
-from ncmesh.store import Store
+from ncmesh.store import METRICS, Store
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "honc-single-path.toml"
 SCHEMES = [("none", "newreno"), ("honc", "newreno"), ("tcpnc-e2e", "vegas")]
@@ -100,6 +100,10 @@ def write_report(db: Path, out: Path, *args: str) -> str:
     result = CliRunner().invoke(app, ["report", str(db), "--out", str(out), *args])
     assert result.exit_code == 0, result.output
     return out.read_text()
+
+
+def test_every_metric_has_a_scale():
+    assert set(report.SCALES) == set(METRICS)
 
 
 def test_the_page_needs_nothing_beside_it(skewed, tmp_path):
