@@ -121,8 +121,8 @@
         if (y === null) return;
         values.push(y);
         if (t.meta[k] < DATA.fewSeeds) return;
-        if (t.error_y.array[k] !== null) values.push(y + t.error_y.array[k]);
-        if (t.error_y.arrayminus[k] !== null) values.push(y - t.error_y.arrayminus[k]);
+        if (Number.isFinite(t.error_y.array[k])) values.push(y + t.error_y.array[k]);
+        if (Number.isFinite(t.error_y.arrayminus[k])) values.push(y - t.error_y.arrayminus[k]);
       });
     }
     const shown = log ? values.filter((v) => v > 0).map(Math.log10) : values;
@@ -241,7 +241,6 @@
     trace(points, summary, hover) {
       const axis = this.xAxis();
       const stats = points.map(summary);
-      const gap = (a, b) => (Number.isNaN(a) || Number.isNaN(b) ? null : a - b);
       return {
         type: "scatter",
         mode: axis && axis.numeric ? "lines+markers" : "markers",
@@ -249,10 +248,11 @@
         x: points.map((i) => this.xOf(i)),
         y: stats.map((s) => (Number.isNaN(s.center) ? null : s.center)),
         error_y: {
+          // NaN where a point has no interval: Plotly then draws no bar, where null would leave a cap
           type: "data",
           symmetric: false,
-          array: stats.map((s) => gap(s.high, s.center)),
-          arrayminus: stats.map((s) => gap(s.center, s.low)),
+          array: stats.map((s) => s.high - s.center),
+          arrayminus: stats.map((s) => s.center - s.low),
           thickness: 1.3,
           width: 4,
         },
