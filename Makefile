@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: demo test lint docs test-wheel bench-codec bench-sim fuzz clean
+.PHONY: demo test lint docs test-wheel bench-codec bench-sim bench-report fuzz clean
 
 demo: $(STAMP)
 	$(BIN)/ncmesh reproduce honc2012 --quick --out demo-out
@@ -48,6 +48,12 @@ bench-sim: $(STAMP)
 	$(BIN)/python -m pip install -q ns3
 	$(BIN)/python -m ncmesh.bench_sim
 
+# A 1000-run sweep (resumed if it is already there), then the size of its report and
+# the time Chromium takes to draw it.
+bench-report: $(STAMP)
+	$(BIN)/ncmesh sweep sweeps/report-1000.toml --db target/bench/report-1000.sqlite
+	$(BIN)/python -m ncmesh.bench_report target/bench/report-1000.sqlite --out target/bench/report-1000.html
+
 fuzz:
 	cd fuzz && for t in wire_parse decoder_consume lt_consume scenario_load tcp_segments packet_parse tcpnc_messages honc_frames; do \
 		cargo +nightly fuzz run $$t -- -max_total_time=600 || exit 1; done
@@ -58,7 +64,8 @@ $(STAMP): $(SOURCES)
 	$(BIN)/python -m pip install -q "maturin>=1.7,<2" "pytest>=8" "hypothesis>=6" \
 		"numpy>=1.24" "typer>=0.12,<0.29" "rich>=13" "pandas>=2" "pyarrow>=15" "pydantic>=2.6" "matplotlib>=3.7" \
 		"scipy>=1.10" "cvxpy>=1.4" "duckdb>=1" "dask[distributed]>=2024.1" "tabulate>=0.9" \
-		"ruff>=0.15,<0.18" "mypy>=1.15" "pandas-stubs>=2" "mkdocs-material>=9.5" "mkdocstrings[python]>=0.26"
+		"ruff>=0.15,<0.18" "mypy>=1.15" "pandas-stubs>=2" "mkdocs-material>=9.5" "mkdocstrings[python]>=0.26" \
+		"plotly>=5.15" "playwright>=1.45"
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release -q
 	touch $@
 

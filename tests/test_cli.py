@@ -21,7 +21,7 @@ def test_unreadable_file_is_a_clear_error():
     assert "cannot read" in result.output
 
 
-HEAVY = ("pandas", "matplotlib", "scipy")
+HEAVY = ("pandas", "matplotlib", "scipy", "plotly")
 
 
 def test_importing_the_command_line_loads_no_heavy_library():

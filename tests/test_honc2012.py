@@ -103,6 +103,7 @@ def test_reproduce_json_has_one_row_per_scheme_loss_and_scenario(tmp_path, monke
         "honc2012-fig8.csv",
         "honc2012-fig8c.csv",
         "honc2012-fig8d.csv",
+        "honc2012-report.html",
     ):
         assert (tmp_path / name).stat().st_size > 0
     claims = pd.read_csv(tmp_path / "honc2012-claims.csv").set_index("claim")

@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 
 from ncmesh import results, sweep
 from ncmesh.cli import app
-from ncmesh.report import mean_ci
 from ncmesh.simulate import RunResult
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "honc-single-path.toml"
@@ -239,14 +238,6 @@ def test_results_export_filters_with_sql_on_parameter_columns(tmp_path):
     assert csv.exit_code == 0 and len(csv.stdout.strip().splitlines()) == 1 + 2
     bad = runner.invoke(app, ["results", str(db), "--where", "nosuchcolumn = 1"])
     assert bad.exit_code != 0 and "nosuchcolumn" in bad.output and "Traceback" not in bad.output
-
-
-def test_confidence_interval_is_student_t():
-    mean, half, n = mean_ci(pd.Series([1.0, 2.0, 3.0, 4.0]))
-    # t(0.975, 3) = 3.182446305; sample std of 1..4 = 1.290994449
-    assert (mean, n) == (2.5, 4)
-    assert half == pytest.approx(3.182446305 * 1.290994449 / 2, rel=1e-8)
-    assert math.isnan(mean_ci(pd.Series([5.0]))[1])
 
 
 @pytest.mark.parametrize(

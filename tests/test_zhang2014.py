@@ -48,5 +48,5 @@ def test_reproduce_cli_writes_figures_and_json(tmp_path, monkeypatch):
     out = json.loads(result.stdout)
     assert {row["erasure"] for row in out["rows"]} == {0.0, 0.05, 0.1}
     assert {"sim_throughput", "markov_throughput", "kim_throughput", "abouzeid_throughput"} <= set(out["rows"][0])
-    for name in ("zhang2014.png", "zhang2014.svg", "zhang2014.csv", "zhang2014-fairness.csv"):
+    for name in ("zhang2014.png", "zhang2014.svg", "zhang2014.csv", "zhang2014-fairness.csv", "zhang2014-report.html"):
         assert (tmp_path / name).stat().st_size > 0

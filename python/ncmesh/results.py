@@ -25,7 +25,10 @@ def load(db: str | os.PathLike[str], where: str | None = None) -> pd.DataFrame:
     """
     db = Path(db)
     with connect(db, readonly=True) as con:
-        runs = pd.read_sql_query("SELECT * FROM runs ORDER BY sweep, finished_at", con)
+        try:
+            runs = pd.read_sql_query("SELECT * FROM runs ORDER BY sweep, finished_at", con)
+        except pd.errors.DatabaseError as e:
+            raise ValueError(f"{db}: not a results store ({e.__cause__ or e})") from None
     con.close()
     params = pd.DataFrame([json.loads(p) for p in runs.pop("params")], index=runs.index)
     params = params[[c for c in params.columns if c not in runs.columns]]

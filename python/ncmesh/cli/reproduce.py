@@ -33,7 +33,7 @@ def reproduce_with_progress(
     try:
         with Progress(*columns, console=err(), transient=True, disable=as_json) as bar:
             task = bar.add_task("runs", total=experiment.runs_planned(quick))
-            return experiment.reproduce(
+            result = experiment.reproduce(
                 quick,
                 out_dir,
                 jobs=jobs,
@@ -43,6 +43,10 @@ def reproduce_with_progress(
             )
     except KeyboardInterrupt:
         raise fail(f"interrupted; finished runs are kept in {out_dir / store} and the next run resumes", 130) from None
+    from .. import report
+
+    result["figures"].append(report.write(out_dir / store, out_dir / f"{Path(store).stem}-report.html"))
+    return result
 
 
 def failed_json(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -161,16 +161,26 @@ def report(
     out: Annotated[Path, typer.Option(help="HTML file to write.")] = Path("report.html"),
     run: Annotated[
         str | None,
-        typer.Option("--run", help="Key (or key prefix) of the run whose time series to plot; default the first."),
+        typer.Option("--run", help="Key (or key prefix) of the run whose time series the page opens with."),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            help="KEY=VALUE: the axis value others are compared with per seed (default: coding.scheme=none if swept)."
+        ),
     ] = None,
 ) -> None:
-    """Write one self-contained HTML page: metrics against each axis with 95% CIs, time series, the table of runs."""
+    """Write one self-contained, interactive HTML page of a store: every metric against every axis with
+    intervals over seeds, gains over a baseline paired by seed, each run's time series, and every run.
+
+    It opens offline. Failed runs are listed at the top and marked on their points.
+    """
     from .. import report as html_report
 
     try:
-        path = html_report.write(db, out, run)
+        path = html_report.write(db, out, run, baseline)
     except (FileNotFoundError, ValueError) as e:
         raise fail(str(e)) from None
-    except KeyError as e:
-        raise fail(e.args[0]) from None
+    except OSError as e:
+        raise fail(f"{out}: {e.strerror or e}") from None
     say(f"wrote {path}")
