@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import sys
 import threading
 import time
@@ -146,32 +147,43 @@ def test_bad_input_raises_codec_error_naming_what_was_expected():
 
 def test_payload_work_releases_the_gil():
 
-    def count_while(work) -> float:
-        """How fast this thread counts while `work` runs in another, per second."""
-        worker = threading.Thread(target=work)
-        start = time.perf_counter()
-        worker.start()
-        ticks = 0
-        while worker.is_alive():
-            ticks += 1
-        elapsed = time.perf_counter() - start
-        worker.join()
-        return ticks / elapsed
+    def iterations_inside(work) -> int:
+        """How many times this thread runs a loop body strictly inside the
+        call of `work` that another thread makes: none can, but at the call's
+        edges, while that call holds the GIL."""
+        window: list[float] = []
 
-    # One long call, against one long call of `sorted`, which holds the GIL
-    # throughout: this thread stalls beside a call that holds it, whatever
-    # the machine, and counts beside one that releases it. Many inputs per
-    # output keep the part done with the GIL, making the output bytes, small.
+        def run() -> None:
+            window.append(time.perf_counter())
+            work()
+            window.append(time.perf_counter())
+
+        stamps: list[float] = []
+        worker = threading.Thread(target=run)
+        worker.start()
+        while worker.is_alive():
+            stamps.append(time.perf_counter())
+        worker.join()
+        start, end = window
+        return sum(start < t < end for t in stamps)
+
+    # One long native call against one long call of `sorted`, which holds the
+    # GIL throughout. Beside a call that holds it, this thread runs only in
+    # the switch interval at the call's start, however long the call; beside
+    # one that releases it, for the whole call. So the count does not depend
+    # on how fast the machine is or how busy. Many inputs per output keep the
+    # part done with the GIL, making the output bytes, small.
     g, s = 512, 1500
     enc = Encoder(g, s)
     enc.set_data(bytes(g * s))
-    rows = b"".join(codec.coefficients(i, g) for i in range(8192))
-    big = list(range(2_000_000, 0, -1))
+    rows = b"".join(codec.coefficients(i, g) for i in range(32768))
+    shuffled = list(range(1_000_000))
+    random.Random(7).shuffle(shuffled)
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-4)
     try:
-        native = count_while(lambda: enc.encode_batch(rows))
-        holding = count_while(lambda: sorted(big))
+        native = iterations_inside(lambda: enc.encode_batch(rows))
+        holding = iterations_inside(lambda: sorted(shuffled))
     finally:
         sys.setswitchinterval(interval)
     assert native > 10 * holding, (native, holding)
