@@ -8,6 +8,7 @@
 //! reaches its receivers.
 
 use crate::rng::Rng;
+use crate::wifi::Wifi;
 use ncmesh_proto::frame::Body;
 use ncmesh_proto::node::Outcome;
 use ncmesh_proto::{Duration, Frame, Instant};
@@ -66,6 +67,8 @@ pub trait Medium: Debug + Send {
 #[derive(Debug)]
 pub enum AnyMedium {
     PointToPoint(PointToPoint),
+    /// Boxed: a channel is large and there is one per network.
+    Wifi(Box<Wifi>),
 }
 
 impl Medium for AnyMedium {
@@ -73,6 +76,7 @@ impl Medium for AnyMedium {
     fn transmit(&mut self, now: Instant, port: Port, frame: Frame) {
         match self {
             AnyMedium::PointToPoint(m) => m.transmit(now, port, frame),
+            AnyMedium::Wifi(m) => m.transmit(now, port, frame),
         }
     }
 
@@ -80,6 +84,7 @@ impl Medium for AnyMedium {
     fn poll_timeout(&self, phase: Phase) -> Option<Instant> {
         match self {
             AnyMedium::PointToPoint(m) => m.poll_timeout(phase),
+            AnyMedium::Wifi(m) => m.poll_timeout(phase),
         }
     }
 
@@ -87,6 +92,7 @@ impl Medium for AnyMedium {
     fn handle_timeout(&mut self, now: Instant, phase: Phase) {
         match self {
             AnyMedium::PointToPoint(m) => m.handle_timeout(now, phase),
+            AnyMedium::Wifi(m) => m.handle_timeout(now, phase),
         }
     }
 
@@ -94,12 +100,14 @@ impl Medium for AnyMedium {
     fn poll_event(&mut self) -> Option<Event> {
         match self {
             AnyMedium::PointToPoint(m) => m.poll_event(),
+            AnyMedium::Wifi(m) => m.poll_event(),
         }
     }
 
     fn stats(&self, port: Port) -> MediumStats {
         match self {
             AnyMedium::PointToPoint(m) => m.stats(port),
+            AnyMedium::Wifi(m) => m.stats(port),
         }
     }
 }

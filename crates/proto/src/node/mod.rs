@@ -188,9 +188,12 @@ impl Node {
         self.settle(now);
     }
 
-    /// Interface `iface`'s medium is done with its frame and can take the next.
+    /// Interface `iface`'s medium is done with its frame and can take the
+    /// next, or (`Outcome::Started`) has just put an attempt at it on the air.
     pub fn handle_sent(&mut self, now: Instant, iface: IfaceId, outcome: Outcome) {
-        self.ifaces[iface].ready = true;
+        if outcome != Outcome::Started {
+            self.ifaces[iface].ready = true;
+        }
         self.hop.handle_sent(now, iface, outcome);
         self.settle(now);
     }
