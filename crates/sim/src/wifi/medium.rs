@@ -128,12 +128,24 @@ pub struct PairStats {
 
 type AirId = usize;
 
+/// What a frame on the air is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
     Data,
     Rts,
     Cts,
     Ack,
+}
+
+/// One frame put on the air, as the channel's transmission trace records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmission {
+    pub at: Instant,
+    pub from: Port,
+    pub kind: Kind,
+    /// The MAC addressee, if any.
+    pub to: Option<Port>,
+    pub retry: bool,
 }
 
 /// One transmission on the air.
@@ -307,6 +319,8 @@ pub struct Wifi {
     events: VecDeque<Event>,
     ack_duration: Duration,
     cts_duration: Duration,
+    /// Every frame put on the air, when asked for.
+    transmissions: Option<Vec<Transmission>>,
 }
 
 const NO_LINK: u32 = u32::MAX;
@@ -373,7 +387,19 @@ impl Wifi {
             events: VecDeque::new(),
             ack_duration,
             cts_duration,
+            transmissions: None,
         }
+    }
+
+    /// Starts recording every frame put on the air (a trace for tests and
+    /// inspection; off by default, as it grows with the run).
+    pub fn record_transmissions(&mut self) {
+        self.transmissions.get_or_insert_with(Vec::new);
+    }
+
+    /// The frames recorded so far.
+    pub fn transmissions(&self) -> &[Transmission] {
+        self.transmissions.as_deref().unwrap_or(&[])
     }
 
     pub fn config(&self) -> &WifiConfig {
@@ -484,6 +510,9 @@ impl Wifi {
         let duration = self.config.phy.duration(air.mode, air.bytes);
         let end = now + duration;
         let is_data = air.kind == Kind::Data;
+        if let Some(trace) = self.transmissions.as_mut() {
+            trace.push(Transmission { at: now, from: p, kind: air.kind, to: air.to, retry: air.retry });
+        }
         let id = self.new_air(air);
         let s = &mut self.stations[p];
         s.transmitting = true;

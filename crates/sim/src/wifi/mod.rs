@@ -19,7 +19,10 @@ pub mod medium;
 pub mod phy;
 pub mod propagation;
 
-pub use medium::{FrameErrors, Interference, Link, PairStats, RadioStats, Wifi, WifiConfig};
+pub use medium::{FrameErrors, Interference, Kind, Link, PairStats, RadioStats, Transmission, Wifi, WifiConfig};
+
+#[cfg(test)]
+mod tests;
 
 use crate::rng::{Purpose, Rng};
 use crate::scenario::wifi::{InterferenceKind, PathLossKind, PerPair, Placement, WifiSpec};
