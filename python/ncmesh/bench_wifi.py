@@ -52,7 +52,14 @@ def run_ncmesh(case: str, seed: int, duration: float) -> dict[str, Any]:
     events = simulation.events
     finished = simulation.finish()
     goodputs = finished["tables"]["flows"].column("goodput_bps")
-    return {"simulator": "ncmesh", "case": case, "seed": seed, "wall_s": wall, "events": events, "goodput_bps": goodputs}
+    return {
+        "simulator": "ncmesh",
+        "case": case,
+        "seed": seed,
+        "wall_s": wall,
+        "events": events,
+        "goodput_bps": goodputs,
+    }
 
 
 class Ns3Worker:
@@ -100,20 +107,27 @@ def compare(
                 ours.append(run_ncmesh(case, seed, duration))
                 if worker is not None:
                     theirs.append(worker.run(case, seed, duration))
-                log(f"{case} seed {seed}: ncmesh {ours[-1]['wall_s']:.3f} s" + (f", ns-3 {theirs[-1]['wall_s']:.2f} s" if theirs else ""))
+                log(
+                    f"{case} seed {seed}: ncmesh {ours[-1]['wall_s']:.3f} s"
+                    + (f", ns-3 {theirs[-1]['wall_s']:.2f} s" if theirs else "")
+                )
             row: dict[str, Any] = {
                 "case": case,
                 "seeds": len(seeds),
                 "duration_s": duration,
                 "ncmesh_goodput_bps": statistics.mean(sum(r["goodput_bps"]) for r in ours),
-                "ncmesh_flow_goodput_bps": [statistics.mean(f) for f in zip(*(r["goodput_bps"] for r in ours), strict=True)],
+                "ncmesh_flow_goodput_bps": [
+                    statistics.mean(f) for f in zip(*(r["goodput_bps"] for r in ours), strict=True)
+                ],
                 "ncmesh_wall_s": sum(r["wall_s"] for r in ours),
                 "ncmesh_events": sum(r["events"] for r in ours),
             }
             if theirs:
                 row.update(
                     ns3_goodput_bps=statistics.mean(sum(r["goodput_bps"]) for r in theirs),
-                    ns3_flow_goodput_bps=[statistics.mean(f) for f in zip(*(r["goodput_bps"] for r in theirs), strict=True)],
+                    ns3_flow_goodput_bps=[
+                        statistics.mean(f) for f in zip(*(r["goodput_bps"] for r in theirs), strict=True)
+                    ],
                     ns3_wall_s=sum(r["wall_s"] for r in theirs),
                     ns3_events=sum(r["events"] for r in theirs),
                 )
@@ -141,7 +155,10 @@ def mesh_scenario(nodes: int = 100, flows: int = 20, duration: float = 100.0, se
         while todo:
             a = todo.pop()
             for b in range(nodes):
-                if b not in seen and (points[a][0] - points[b][0]) ** 2 + (points[a][1] - points[b][1]) ** 2 <= reach**2:
+                if (
+                    b not in seen
+                    and (points[a][0] - points[b][0]) ** 2 + (points[a][1] - points[b][1]) ** 2 <= reach**2
+                ):
                     seen.add(b)
                     todo.append(b)
         return seen

@@ -138,7 +138,14 @@ def main() -> None:
     print("Bianchi: saturation throughput, 802.11b at 11 Mbit/s, 1500-byte payloads")
     print(tabulate(bianchi_rows(), headers="keys", floatfmt=".4g", tablefmt="github"))
     print("\nHidden terminals")
-    print(tabulate([hidden_pair(False), hidden_pair(True), hidden_pair(False, sense=40.0)], headers="keys", floatfmt=".4g", tablefmt="github"))
+    print(
+        tabulate(
+            [hidden_pair(False), hidden_pair(True), hidden_pair(False, sense=40.0)],
+            headers="keys",
+            floatfmt=".4g",
+            tablefmt="github",
+        )
+    )
     print("\nOverhearing on the X topology")
     print(tabulate(overhearing(0.0) + overhearing(0.3), headers="keys", floatfmt=".4g", tablefmt="github"))
 
