@@ -66,7 +66,10 @@ fn frame_error_rate_outside_the_unit_interval() {
     let (key, line, message) = refused(&edit("[0.6, 0.0, 0.0]", "[1.6, 0.0, 0.0]"));
     assert_eq!((key.as_str(), line), ("wifi.fer[2][0]", Some(12)));
     assert!(message.contains("probability in [0, 1]") && message.contains("1.6"), "{message}");
-    let (key, _, _) = refused(&edit("fer = [", "fer = -0.1\nfoo = [").replace("foo = [\n  [0.0, 0.0, 0.6],\n  [0.0, 0.0, 0.0],\n  [0.6, 0.0, 0.0],\n]\n", ""));
+    let (key, _, _) = refused(
+        &edit("fer = [", "fer = -0.1\nfoo = [")
+            .replace("foo = [\n  [0.0, 0.0, 0.6],\n  [0.0, 0.0, 0.0],\n  [0.6, 0.0, 0.0],\n]\n", ""),
+    );
     assert_eq!(key, "wifi.fer");
 }
 

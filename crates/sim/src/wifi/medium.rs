@@ -19,6 +19,7 @@ use crate::rng::Rng;
 use ncmesh_proto::frame::Receivers;
 use ncmesh_proto::node::Outcome;
 use ncmesh_proto::{Duration, Frame, Instant};
+use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::net::Ipv4Addr;
@@ -249,13 +250,37 @@ const NO_SEQ: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
 enum Action {
-    SignalEnd { at: Port, air: AirId, link: usize, power: f64 },
-    TxEnd { air: AirId },
-    NavEnd { port: Port },
-    Respond { port: Port },
-    Timeout { port: Port, generation: u32 },
-    Access { port: Port, generation: u32 },
-    SignalStart { at: Port, air: AirId, link: usize, power: f64 },
+    /// `loud`: it may produce an event for a node (a delivery, an outcome).
+    SignalEnd {
+        at: Port,
+        air: AirId,
+        link: usize,
+        power: f64,
+        loud: bool,
+    },
+    TxEnd {
+        air: AirId,
+    },
+    NavEnd {
+        port: Port,
+    },
+    Respond {
+        port: Port,
+    },
+    Timeout {
+        port: Port,
+        generation: u32,
+    },
+    Access {
+        port: Port,
+        generation: u32,
+    },
+    SignalStart {
+        at: Port,
+        air: AirId,
+        link: usize,
+        power: f64,
+    },
 }
 
 impl Action {
@@ -269,25 +294,40 @@ impl Action {
             Action::SignalStart { .. } => 4,
         }
     }
+
+    /// Whether running it can produce an event for a node. Quiet actions
+    /// only change the channel's state, so the simulator need not be woken
+    /// for them: they run when the channel next catches up.
+    fn is_loud(&self) -> bool {
+        match self {
+            Action::SignalStart { .. } | Action::NavEnd { .. } => false,
+            Action::SignalEnd { loud, .. } => *loud,
+            _ => true,
+        }
+    }
 }
 
+/// A timed action, keyed by time, then class, then the order it was
+/// scheduled in, packed into one integer so that one comparison orders them.
 #[derive(Debug)]
 struct Scheduled {
-    at: Instant,
-    class: u8,
-    seq: u64,
+    key: u128,
     action: Action,
 }
 
 impl Scheduled {
-    fn key(&self) -> (Instant, u8, u64) {
-        (self.at, self.class, self.seq)
+    fn new(at: Instant, class: u8, seq: u64, action: Action) -> Scheduled {
+        Scheduled { key: (at.0 as u128) << 64 | (class as u128) << 56 | seq as u128, action }
+    }
+
+    fn at(&self) -> Instant {
+        Instant((self.key >> 64) as u64)
     }
 }
 
 impl PartialEq for Scheduled {
     fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
+        self.key == other.key
     }
 }
 impl Eq for Scheduled {}
@@ -299,7 +339,7 @@ impl PartialOrd for Scheduled {
 impl Ord for Scheduled {
     /// Reversed, so that the standard max-heap pops the earliest.
     fn cmp(&self, other: &Self) -> Ordering {
-        other.key().cmp(&self.key())
+        other.key.cmp(&self.key)
     }
 }
 
@@ -314,8 +354,11 @@ pub struct Wifi {
     link_index: Vec<Vec<u32>>,
     airs: Vec<Option<Air>>,
     free_airs: Vec<AirId>,
-    queue: BinaryHeap<Scheduled>,
+    /// Timed actions that may produce events, and those that only change state.
+    loud: BinaryHeap<Scheduled>,
+    quiet: BinaryHeap<Scheduled>,
     seq: u64,
+    port_of: FxHashMap<Ipv4Addr, Port>,
     events: VecDeque<Event>,
     ack_duration: Duration,
     cts_duration: Duration,
@@ -337,7 +380,7 @@ impl Wifi {
                 link_index[p][l.to] = i as u32;
             }
         }
-        let stations = stations
+        let stations: Vec<Station> = stations
             .into_iter()
             .map(|(addr, rng)| {
                 let mut backoff = Backoff::default();
@@ -375,6 +418,7 @@ impl Wifi {
             .collect();
         let ack_duration = config.phy.duration(config.control, ACK_BYTES);
         let cts_duration = config.phy.duration(config.control, CTS_BYTES);
+        let port_of = stations.iter().enumerate().map(|(p, s)| (s.addr, p)).collect();
         Wifi {
             config,
             stations,
@@ -382,8 +426,10 @@ impl Wifi {
             link_index,
             airs: Vec::new(),
             free_airs: Vec::new(),
-            queue: BinaryHeap::new(),
+            loud: BinaryHeap::new(),
+            quiet: BinaryHeap::new(),
             seq: 0,
+            port_of,
             events: VecDeque::new(),
             ack_duration,
             cts_duration,
@@ -428,7 +474,37 @@ impl Wifi {
 
     fn schedule(&mut self, at: Instant, action: Action) {
         self.seq += 1;
-        self.queue.push(Scheduled { at, class: action.class(), seq: self.seq, action });
+        let scheduled = Scheduled::new(at, action.class(), self.seq, action);
+        if action.is_loud() {
+            self.loud.push(scheduled);
+        } else {
+            self.quiet.push(scheduled);
+        }
+    }
+
+    /// Runs every action due by `now`, loud and quiet, in order.
+    fn advance(&mut self, now: Instant) {
+        loop {
+            let loud = self.loud.peek().map(|s| s.key);
+            let quiet = self.quiet.peek().map(|s| s.key);
+            let heap = match (loud, quiet) {
+                (Some(l), Some(q)) => {
+                    if l < q {
+                        &mut self.loud
+                    } else {
+                        &mut self.quiet
+                    }
+                }
+                (Some(_), None) => &mut self.loud,
+                (None, Some(_)) => &mut self.quiet,
+                (None, None) => return,
+            };
+            if heap.peek().expect("not empty").at() > now {
+                return;
+            }
+            let next = heap.pop().expect("peeked");
+            self.run(next.action, next.at());
+        }
     }
 
     fn slot(&self) -> Duration {
@@ -509,7 +585,7 @@ impl Wifi {
     fn start_tx(&mut self, p: Port, air: Air, now: Instant) {
         let duration = self.config.phy.duration(air.mode, air.bytes);
         let end = now + duration;
-        let is_data = air.kind == Kind::Data;
+        let (is_data, to) = (air.kind == Kind::Data, air.to);
         if let Some(trace) = self.transmissions.as_mut() {
             trace.push(Transmission { at: now, from: p, kind: air.kind, to: air.to, retry: air.retry });
         }
@@ -529,8 +605,10 @@ impl Wifi {
             if is_data && link.reach {
                 link.stats.sent += 1;
             }
+            // A frame ending at a station that can decode it may be delivered or answered.
+            let loud = link.reach && (is_data || to == Some(at));
             self.schedule(now + delay, Action::SignalStart { at, air: id, link: i, power });
-            self.schedule(end + delay, Action::SignalEnd { at, air: id, link: i, power });
+            self.schedule(end + delay, Action::SignalEnd { at, air: id, link: i, power, loud });
             references += 1;
         }
         self.airs[id].as_mut().expect("just made").references = references;
@@ -717,7 +795,7 @@ impl Wifi {
     fn run(&mut self, action: Action, now: Instant) {
         match action {
             Action::SignalStart { at, air, link, power } => self.signal_start(at, air, link, power, now),
-            Action::SignalEnd { at, air, link, power } => self.signal_end(at, air, link, power, now),
+            Action::SignalEnd { at, air, link, power, .. } => self.signal_end(at, air, link, power, now),
             Action::TxEnd { air } => {
                 let a = self.airs[air].as_ref().expect("a live transmission");
                 let (p, kind, broadcast) = (a.from, a.kind, a.broadcast);
@@ -863,7 +941,9 @@ impl Medium for Wifi {
             Receivers::Set(set) => set.first().copied(),
             Receivers::All => None,
         };
-        let to = addressee.and_then(|a| self.stations.iter().position(|s| s.addr == a));
+        let to = addressee.and_then(|a| self.port_of.get(&a).copied());
+        // Whatever was due by now has happened before the frame arrives.
+        self.advance(now);
         let bytes = frame.wire_len() as u32 + DATA_OVERHEAD;
         let rts = !broadcast && bytes > self.config.rts_threshold;
         let slot = self.slot();
@@ -881,7 +961,7 @@ impl Medium for Wifi {
 
     fn poll_timeout(&self, phase: Phase) -> Option<Instant> {
         match phase {
-            Phase::Departure => self.queue.peek().map(|s| s.at),
+            Phase::Departure => self.loud.peek().map(|s| s.at()),
             Phase::Arrival => None,
         }
     }
@@ -890,10 +970,7 @@ impl Medium for Wifi {
         if phase != Phase::Departure {
             return;
         }
-        while self.queue.peek().is_some_and(|s| s.at <= now) {
-            let next = self.queue.pop().expect("peeked");
-            self.run(next.action, next.at);
-        }
+        self.advance(now);
     }
 
     fn poll_event(&mut self) -> Option<Event> {
