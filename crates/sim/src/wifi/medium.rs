@@ -248,37 +248,38 @@ struct Station {
 
 const NO_SEQ: u32 = u32::MAX;
 
+/// What a timed action does; indices are 32 bits to keep the queue's entries small.
 #[derive(Clone, Copy, Debug)]
 enum Action {
     /// `loud`: it may produce an event for a node (a delivery, an outcome).
     SignalEnd {
-        at: Port,
-        air: AirId,
-        link: usize,
+        at: u32,
+        air: u32,
+        link: u32,
         power: f64,
         loud: bool,
     },
     TxEnd {
-        air: AirId,
+        air: u32,
     },
     NavEnd {
-        port: Port,
+        port: u32,
     },
     Respond {
-        port: Port,
+        port: u32,
     },
     Timeout {
-        port: Port,
+        port: u32,
         generation: u32,
     },
     Access {
-        port: Port,
+        port: u32,
         generation: u32,
     },
     SignalStart {
-        at: Port,
-        air: AirId,
-        link: usize,
+        at: u32,
+        air: u32,
+        link: u32,
         power: f64,
     },
 }
@@ -308,20 +309,20 @@ impl Action {
 }
 
 /// A timed action, keyed by time, then class, then the order it was
-/// scheduled in, packed into one integer so that one comparison orders them.
+/// scheduled in (class and order packed into one integer).
 #[derive(Debug)]
 struct Scheduled {
-    key: u128,
+    key: (u64, u64),
     action: Action,
 }
 
 impl Scheduled {
     fn new(at: Instant, class: u8, seq: u64, action: Action) -> Scheduled {
-        Scheduled { key: (at.0 as u128) << 64 | (class as u128) << 56 | seq as u128, action }
+        Scheduled { key: (at.0, (class as u64) << 56 | seq), action }
     }
 
     fn at(&self) -> Instant {
-        Instant((self.key >> 64) as u64)
+        Instant(self.key.0)
     }
 }
 
@@ -532,7 +533,7 @@ impl Wifi {
         } else if physically_idle && s.nav_until > now && s.nav_wake != s.nav_until {
             s.nav_wake = s.nav_until;
             let at = s.nav_until;
-            self.schedule(at, Action::NavEnd { port: p });
+            self.schedule(at, Action::NavEnd { port: p as u32 });
         }
     }
 
@@ -546,7 +547,7 @@ impl Wifi {
         }
         if let Some(at) = s.backoff.expiry(slot) {
             let generation = s.access_generation;
-            self.schedule(at.max(now), Action::Access { port: p, generation });
+            self.schedule(at.max(now), Action::Access { port: p as u32, generation });
         }
     }
 
@@ -607,12 +608,13 @@ impl Wifi {
             }
             // A frame ending at a station that can decode it may be delivered or answered.
             let loud = link.reach && (is_data || to == Some(at));
-            self.schedule(now + delay, Action::SignalStart { at, air: id, link: i, power });
-            self.schedule(end + delay, Action::SignalEnd { at, air: id, link: i, power, loud });
+            let (at, air, link) = (at as u32, id as u32, i as u32);
+            self.schedule(now + delay, Action::SignalStart { at, air, link, power });
+            self.schedule(end + delay, Action::SignalEnd { at, air, link, power, loud });
             references += 1;
         }
         self.airs[id].as_mut().expect("just made").references = references;
-        self.schedule(end, Action::TxEnd { air: id });
+        self.schedule(end, Action::TxEnd { air: id as u32 });
     }
 
     /// The station's data frame goes on the air.
@@ -695,7 +697,7 @@ impl Wifi {
         s.wait = wait;
         s.timeout_generation += 1;
         let generation = s.timeout_generation;
-        self.schedule(now + timeout, Action::Timeout { port: p, generation });
+        self.schedule(now + timeout, Action::Timeout { port: p as u32, generation });
     }
 
     /// The station is done with its frame: it draws a post-backoff and the node hears the outcome.
@@ -743,7 +745,7 @@ impl Wifi {
     fn respond(&mut self, p: Port, response: Response, now: Instant) {
         self.stations[p].response = Some(response);
         let at = now + self.config.phy.sifs;
-        self.schedule(at, Action::Respond { port: p });
+        self.schedule(at, Action::Respond { port: p as u32 });
     }
 
     /// Station `at` decoded transmission `id`.
@@ -793,10 +795,12 @@ impl Wifi {
     }
 
     fn run(&mut self, action: Action, now: Instant) {
+        let ix = |i: u32| i as usize;
         match action {
-            Action::SignalStart { at, air, link, power } => self.signal_start(at, air, link, power, now),
-            Action::SignalEnd { at, air, link, power, .. } => self.signal_end(at, air, link, power, now),
+            Action::SignalStart { at, air, link, power } => self.signal_start(ix(at), ix(air), ix(link), power, now),
+            Action::SignalEnd { at, air, link, power, .. } => self.signal_end(ix(at), ix(air), ix(link), power, now),
             Action::TxEnd { air } => {
+                let air = ix(air);
                 let a = self.airs[air].as_ref().expect("a live transmission");
                 let (p, kind, broadcast) = (a.from, a.kind, a.broadcast);
                 self.stations[p].transmitting = false;
@@ -809,20 +813,24 @@ impl Wifi {
                 self.sync(p, now);
                 self.release(air);
             }
-            Action::NavEnd { port } => self.sync(port, now),
-            Action::Respond { port } => match self.stations[port].response.take() {
-                Some(Response::Ack { to }) => {
-                    let air = self.control(port, Kind::Ack, to, Duration::ZERO);
-                    self.start_tx(port, air, now);
+            Action::NavEnd { port } => self.sync(ix(port), now),
+            Action::Respond { port } => {
+                let port = ix(port);
+                match self.stations[port].response.take() {
+                    Some(Response::Ack { to }) => {
+                        let air = self.control(port, Kind::Ack, to, Duration::ZERO);
+                        self.start_tx(port, air, now);
+                    }
+                    Some(Response::Cts { to, nav }) => {
+                        let air = self.control(port, Kind::Cts, to, nav);
+                        self.start_tx(port, air, now);
+                    }
+                    Some(Response::Data) if self.stations[port].pending.is_some() => self.send_data(port, now),
+                    _ => {}
                 }
-                Some(Response::Cts { to, nav }) => {
-                    let air = self.control(port, Kind::Cts, to, nav);
-                    self.start_tx(port, air, now);
-                }
-                Some(Response::Data) if self.stations[port].pending.is_some() => self.send_data(port, now),
-                _ => {}
-            },
+            }
             Action::Timeout { port, generation } => {
+                let port = ix(port);
                 let s = &mut self.stations[port];
                 if generation != s.timeout_generation || s.wait == Wait::None {
                     return;
@@ -835,6 +843,7 @@ impl Wifi {
                 }
             }
             Action::Access { port, generation } => {
+                let port = ix(port);
                 let s = &self.stations[port];
                 if generation != s.access_generation || !s.idle || s.wait != Wait::None || s.response.is_some() {
                     return;
