@@ -153,9 +153,11 @@ def run(case: str, seed: int = 1, duration: float = 20.0) -> dict[str, Any]:
     ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
     ns.Config.SetDefault("ns3::WifiMacQueue::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{QUEUE_PACKETS}p")))
     ns.Config.SetDefault("ns3::WifiMacQueue::MaxDelay", ns.TimeValue(ns.Seconds(10 * duration + 10)))
-    retries = spec.get("retry_limit", 7)
-    # ns-3 3.44 has one limit of attempts for every frame, RTS or data.
-    ns.Config.SetDefault("ns3::WifiMac::FrameRetryLimit", ns.UintegerValue(retries))
+    # ns-3 3.44 has one limit for every frame, RTS or data, and it counts
+    # retransmissions: an MPDU is dropped once its retry count reaches it, so
+    # a limit of 6 makes 7 attempts, ncmesh's (and 802.11-2016's) limit of 7.
+    attempts = spec.get("retry_limit", 7)
+    ns.Config.SetDefault("ns3::WifiMac::FrameRetryLimit", ns.UintegerValue(attempts - 1))
     threshold = spec.get("rts_threshold", 65_535)
     ns.Config.SetDefault("ns3::WifiRemoteStationManager::RtsCtsThreshold", ns.UintegerValue(threshold))
 

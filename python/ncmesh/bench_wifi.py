@@ -38,7 +38,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # runs with sense = reach = 20 m there, so S1 and S2 are hidden at R1.
     "x": ("wifi-x", {"wifi.sense": 20}),
     "hidden": ("wifi-hidden-pair", {}),
-    # ns-3 has one retry limit (7 attempts) for RTS and data alike.
+    # ns-3 has one retry limit for RTS and data alike: 7 attempts here.
     "hidden-rts": ("wifi-hidden-pair", {"wifi.rts_threshold": 0, "wifi.long_retry_limit": 7}),
 }
 

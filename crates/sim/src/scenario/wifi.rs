@@ -309,9 +309,9 @@ impl WifiSpec {
                     fail(
                         at.key(key),
                         format!(
-                            "no rate of {} Mbit/s in {:?}; expected one of {rates} Mbit/s",
+                            "no rate of {} Mbit/s in {}; expected one of {rates} Mbit/s",
                             mbps(r.0),
-                            self.standard
+                            self.standard.name()
                         ),
                     )?;
                 }

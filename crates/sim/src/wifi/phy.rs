@@ -94,6 +94,15 @@ const OFDM: [Mode; 8] = [
 ];
 
 impl Standard {
+    /// The name a scenario gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Standard::B => "802.11b",
+            Standard::A => "802.11a",
+            Standard::G => "802.11g",
+        }
+    }
+
     pub fn modes(self) -> &'static [Mode] {
         match self {
             Standard::B => &DSSS,
