@@ -337,3 +337,35 @@ fn hidden_senders_collide_at_the_receiver_between_them() {
     assert_eq!(b.wifi.radio(0).collisions + b.wifi.radio(2).collisions, 0);
     assert_eq!(b.final_outcomes().iter().filter(|o| o.2 == Outcome::Acked).count(), 2);
 }
+
+#[test]
+fn every_hidden_collision_is_an_overlap_at_the_receiver_and_every_overlap_a_collision() {
+    // 0 and 2 saturate 1 and cannot sense each other. Under the protocol
+    // model a frame from 0 is lost at 1 exactly when another transmission
+    // that 1 senses (2's data, or 1's own ACK to 2) overlaps it: recount
+    // that from the trace of transmissions and compare with the channel's count.
+    let mut b = bench(3, &[(0, 1), (1, 2)], &[], |_, _| 0.0, config());
+    for _ in 0..400 {
+        b.offer(0, 0, Some(1)).offer(0, 2, Some(1));
+    }
+    // Long enough for every frame to be delivered or dropped.
+    b.run(60_000_000);
+    let duration = |kind: Kind| if kind == Kind::Data { DATA } else { ACK };
+    let air = b.air();
+    for (sender, other) in [(0, 2), (2, 0)] {
+        let overlapped = air
+            .iter()
+            .filter(|t| t.1 == sender && t.2 == Kind::Data)
+            .filter(|&&(start, _, _)| {
+                air.iter().any(|&(s, from, kind)| {
+                    let heard_at_1 = from == other || (from == 1 && kind == Kind::Ack);
+                    heard_at_1 && s < start + DATA && s + duration(kind) > start
+                })
+            })
+            .count() as u64;
+        let pair = b.wifi.pairs().find(|p| (p.0, p.1) == (sender, 1)).unwrap().2;
+        assert!(pair.collided > 100, "hidden senders collide often: {}", pair.collided);
+        assert_eq!(pair.collided, overlapped, "station {sender}");
+        assert_eq!((pair.received + pair.collided, pair.errored), (pair.sent, 0), "every attempt resolved");
+    }
+}
