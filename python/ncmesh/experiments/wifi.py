@@ -140,7 +140,7 @@ def main() -> None:
     print("\nHidden terminals")
     print(
         tabulate(
-            [hidden_pair(False), hidden_pair(True), hidden_pair(False, sense=40.0)],
+            [hidden_pair(rts, sense) for sense in (20.0, 40.0) for rts in (False, True)],
             headers="keys",
             floatfmt=".4g",
             tablefmt="github",
