@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use ncmesh_sim::routing::{Topology, NO_ROUTE};
+use ncmesh_sim::routing::NO_ROUTE;
 use ncmesh_sim::scenario::ScenarioError;
 use ncmesh_sim::RunResult;
 

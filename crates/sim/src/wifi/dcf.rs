@@ -57,10 +57,6 @@ impl Backoff {
     pub fn expiry(&self, slot: Duration) -> Option<Instant> {
         self.counting_from.map(|from| from + slot.saturating_mul(self.slots as u64))
     }
-
-    pub fn is_counting(&self) -> bool {
-        self.counting_from.is_some()
-    }
 }
 
 /// The contention window and retry counters of the frame a station holds.
@@ -119,11 +115,6 @@ impl Retries {
         self.cw = self.cw_min;
         self.short = 0;
         self.long = 0;
-    }
-
-    /// Attempts so far that failed.
-    pub fn failures(&self) -> u32 {
-        self.short + self.long
     }
 }
 
@@ -208,7 +199,7 @@ mod tests {
         let outcomes: Vec<AfterFailure> = (0..7).map(|_| r.failed(false)).collect();
         assert!(outcomes[..6].iter().all(|&o| o == AfterFailure::Retry));
         assert_eq!(outcomes[6], AfterFailure::Drop);
-        assert_eq!((r.cw, r.failures()), (31, 0), "a drop resets the window");
+        assert_eq!((r.cw, r.short, r.long), (31, 0, 0), "a drop resets the window and the counts");
         // dot11LongRetryLimit 4: data after RTS/CTS is dropped at its fourth failure.
         let outcomes: Vec<AfterFailure> = (0..4).map(|_| r.failed(true)).collect();
         assert_eq!(outcomes, [AfterFailure::Retry, AfterFailure::Retry, AfterFailure::Retry, AfterFailure::Drop]);

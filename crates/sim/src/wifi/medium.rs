@@ -13,7 +13,7 @@
 use super::dcf::{AfterFailure, Backoff, Retries};
 use super::error;
 use super::phy::{Mode, Phy, ACK_BYTES, CTS_BYTES, DATA_OVERHEAD, RTS_BYTES};
-use super::propagation::db_to_linear;
+use super::propagation::{db_to_linear, rayleigh_gain};
 use crate::medium::{Event, Medium, MediumStats, Phase, Port};
 use crate::rng::Rng;
 use ncmesh_proto::frame::Receivers;
@@ -449,10 +449,6 @@ impl Wifi {
         self.transmissions.as_deref().unwrap_or(&[])
     }
 
-    pub fn config(&self) -> &WifiConfig {
-        &self.config
-    }
-
     pub fn radio(&self, port: Port) -> RadioStats {
         self.stations[port].stats
     }
@@ -601,7 +597,7 @@ impl Wifi {
         let mut references = 1;
         for i in 0..self.links[p].len() {
             let link = &mut self.links[p][i];
-            let gain = if link.rayleigh { link.rng.exponential(1.0) } else { 1.0 };
+            let gain = if link.rayleigh { rayleigh_gain(&mut link.rng) } else { 1.0 };
             let (at, delay, power) = (link.to, link.delay, link.power_mw * gain);
             if is_data && link.reach {
                 link.stats.sent += 1;
