@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: demo test test-wheel bench-codec bench-sim fuzz clean
+.PHONY: demo test test-wheel bench-codec bench-sim bench-wifi fuzz clean
 
 demo: $(STAMP)
 	$(BIN)/ncmesh reproduce honc2012 --quick --out demo-out
@@ -31,6 +31,10 @@ bench-codec: $(STAMP)
 bench-sim: $(STAMP)
 	$(BIN)/python -m pip install -q ns3
 	$(BIN)/python -m ncmesh.bench_sim
+
+bench-wifi: $(STAMP)
+	$(BIN)/python -m pip install -q ns3
+	$(BIN)/ncmesh bench wifi
 
 fuzz:
 	cd fuzz && for t in wire_parse decoder_consume lt_consume scenario_load tcp_segments packet_parse tcpnc_messages honc_frames; do \

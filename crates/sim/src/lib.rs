@@ -12,7 +12,6 @@ pub mod result;
 pub mod rng;
 pub mod routing;
 pub mod scenario;
-pub mod wifi;
 mod world;
 
 pub use result::RunResult;

@@ -75,7 +75,7 @@ def bench_grid(
 @bench_app.command("wifi")
 def bench_wifi(
     seeds: Annotated[int, typer.Option(min=1, help="Runs per case, each in both simulators.")] = 5,
-    duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds per run.")] = 20.0,
+    duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds per run.")] = 30.0,
     ns3: Annotated[bool, typer.Option(help="Compare with ns-3 (needs: pip install ns3).")] = True,
     mesh_nodes: Annotated[int, typer.Option(min=2, help="Nodes of the random mesh.")] = 100,
     mesh_flows: Annotated[int, typer.Option(min=1, help="TCP flows of the random mesh.")] = 20,

@@ -2,8 +2,8 @@
 //! its line.
 
 use super::{Layout, ScenarioSpec};
+use crate::medium::wifi::Channel;
 use crate::routing::Topology;
-use crate::wifi::Channel;
 use ncmesh_proto::params::{Invalid, KeyPath, Step};
 use ncmesh_proto::scheme::{ParsedParams, Registry};
 use std::collections::BTreeMap;

@@ -15,8 +15,8 @@ pub use crate::routing::NodeId;
 pub use load::{Scenario, ScenarioError, Source};
 pub use units::{Rate, Seconds};
 
+use crate::medium::wifi::Channel;
 use crate::routing::{StaticRoute, TopologySpec};
-use crate::wifi::Channel;
 use ncmesh_proto::scheme::{Registry, NONE};
 use ncmesh_proto::tcp::TcpConfig;
 use schemars::JsonSchema;

@@ -4,8 +4,8 @@
 
 use super::wifi::WIFI_CLASS;
 use super::{AppKind, GilbertElliottSpec, Layout, Payloads, ScenarioSpec};
+use crate::medium::wifi::Channel;
 use crate::routing::{first_cycle, Topology};
-use crate::wifi::Channel;
 use ncmesh_proto::params::{probability, Invalid, KeyPath, Validate};
 use ncmesh_proto::scheme::{ParsedParams, Registry, NONE};
 use std::collections::{BTreeMap, HashSet};
@@ -94,7 +94,7 @@ pub(crate) fn validate(
             wifi.validate(&at, &spec.nodes)?;
             qdisc(at.key("qdisc"), &wifi.qdisc)?;
             classes.insert(WIFI_CLASS.to_string());
-            let channel = Channel::resolve(wifi, &spec.nodes, spec.seed);
+            let channel = wifi.resolve(&spec.nodes, spec.seed);
             for [i, j] in channel.links() {
                 let (a, b) = (channel.members[i], channel.members[j]);
                 pairs.insert((a.min(b), a.max(b)));

@@ -2,7 +2,10 @@
 //! who reaches and senses whom, how frames fail, and the MAC's parameters.
 
 use super::{NodeId, Rate, Seconds};
-use crate::wifi::phy::{Preamble, Standard};
+use crate::medium::wifi::phy::{Mode, Phy, Preamble, Standard};
+use crate::medium::wifi::propagation::{self, db_to_linear, distance, noise_dbm, PathLoss};
+use crate::medium::wifi::{Channel, Geometry, Interference, WifiConfig};
+use crate::rng::{Purpose, Rng};
 use ncmesh_proto::params::{Invalid, KeyPath};
 use schemars::JsonSchema;
 use serde::de::{SeqAccess, Visitor};
@@ -490,4 +493,115 @@ fn matrix(rows: &[Vec<f64>], at: &KeyPath, n: usize, what: &str, ok: impl Fn(f64
         }
     }
     Ok(())
+}
+
+fn per_pair(value: &PerPair, n: usize, of_distance: impl Fn(usize, usize, f64) -> bool) -> Vec<Vec<bool>> {
+    (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| {
+                    i != j
+                        && match value {
+                            PerPair::All(x) => of_distance(i, j, *x),
+                            PerPair::Matrix(m) => m[i][j] != 0.0,
+                        }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+impl WifiSpec {
+    /// The channel of a validated section; `all` are the scenario's nodes.
+    pub fn resolve(&self, all: &[NodeId], seed: u64) -> Channel {
+        let spec = self;
+        let members = spec.members(all);
+        let n = members.len();
+        let standard = spec.standard;
+        let positions = spec.placement.as_ref().map(|p| match *p {
+            Placement::Coordinates { ref at } => at.clone(),
+            Placement::Line { spacing, origin } => propagation::line(n, origin, spacing),
+            Placement::Circle { radius, centre, centre_first } => propagation::circle(n, centre, radius, centre_first),
+            Placement::Grid { width, height, columns, rows } => {
+                let mut rng = Rng::stream(seed, Purpose::Placement, 0);
+                propagation::grid(n, width, height, columns as usize, rows as usize, &mut rng)
+            }
+        });
+        let within = |i: usize, j: usize, range: f64| positions.as_ref().is_some_and(|p| distance(p[i], p[j]) <= range);
+        let mut noise_mw = 1.0;
+        let mut power_mw = vec![vec![0.0; n]; n];
+        let mut heard = None;
+        if let (Some(prop), Some(points)) = (&spec.propagation, &positions) {
+            let model = match prop.model {
+                PathLossKind::LogDistance => PathLoss::LogDistance {
+                    exponent: prop.exponent,
+                    reference_distance: prop.reference_distance,
+                    reference_loss_db: prop.reference_loss_db,
+                },
+                PathLossKind::TwoRay => PathLoss::TwoRay {
+                    frequency_hz: prop.frequency_hz,
+                    height_tx: prop.antenna_height,
+                    height_rx: prop.antenna_height,
+                    system_loss: prop.system_loss,
+                },
+            };
+            noise_mw = db_to_linear(noise_dbm(standard.bandwidth_hz(), prop.noise_figure_db));
+            let dbm: Vec<Vec<f64>> = (0..n)
+                .map(|i| (0..n).map(|j| prop.tx_power_dbm - model.loss_db(distance(points[i], points[j]))).collect())
+                .collect();
+            power_mw = dbm.iter().map(|row| row.iter().map(|&d| db_to_linear(d)).collect()).collect();
+            heard = Some((dbm, prop.rx_threshold_dbm, prop.cs_threshold_dbm));
+        }
+        let by_power = |threshold: f64| -> Vec<Vec<bool>> {
+            let (dbm, _, _) = heard.as_ref().expect("validated: a propagation model decides");
+            (0..n).map(|i| (0..n).map(|j| i != j && dbm[i][j] >= threshold).collect()).collect()
+        };
+        let reach = match &spec.reach {
+            Some(value) => per_pair(value, n, within),
+            None => by_power(heard.as_ref().map_or(0.0, |h| h.1)),
+        };
+        let mut sense = match (&spec.sense, &spec.reach) {
+            (Some(value), _) => per_pair(value, n, within),
+            (None, None) => by_power(heard.as_ref().map_or(0.0, |h| h.2)),
+            (None, Some(_)) => reach.clone(),
+        };
+        for i in 0..n {
+            for j in 0..n {
+                sense[i][j] |= reach[i][j];
+            }
+        }
+        let fer = spec.fer.as_ref().map(|value| match value {
+            PerPair::All(p) => vec![vec![*p; n]; n],
+            PerPair::Matrix(m) => m.clone(),
+        });
+        let fer = fer.or_else(|| spec.propagation.is_none().then(|| vec![vec![0.0; n]; n]));
+        let rate = |r: Option<Rate>, default: Mode| r.and_then(|r| standard.mode(r.0)).unwrap_or(default);
+        let modes = standard.modes();
+        let phy = Phy {
+            standard,
+            preamble: spec.preamble,
+            slot: spec.slot.map_or(standard.slot(), |s| s.0),
+            sifs: spec.sifs.map_or(standard.sifs(), |s| s.0),
+        };
+        let config = WifiConfig {
+            phy,
+            data: rate(spec.data_rate, modes[modes.len() - 1]),
+            control: rate(spec.control_rate, standard.lowest()),
+            broadcast: rate(spec.broadcast_rate, standard.lowest()),
+            cw_min: spec.cw_min.unwrap_or(standard.cw_min()),
+            cw_max: spec.cw_max,
+            short_retry_limit: spec.short_retry_limit,
+            long_retry_limit: spec.long_retry_limit,
+            rts_threshold: spec.rts_threshold,
+            interference: match spec.interference {
+                InterferenceKind::Protocol => Interference::Protocol,
+                InterferenceKind::Sinr => Interference::Sinr { capture_db: spec.capture_db },
+            },
+            noise_mw,
+        };
+        let rayleigh = spec.propagation.as_ref().is_some_and(|p| p.rayleigh);
+        let mean_loss = spec.propagation.as_ref().and_then(|p| p.mean_loss);
+        let geometry = Geometry { members, positions, reach, sense, power_mw };
+        Channel::new(geometry, fer, rayleigh, config, mean_loss)
+    }
 }

@@ -8,13 +8,15 @@
 //! reaches its receivers.
 
 use crate::rng::Rng;
-use crate::wifi::Wifi;
 use ncmesh_proto::frame::Body;
 use ncmesh_proto::node::Outcome;
 use ncmesh_proto::{Duration, Frame, Instant};
 use std::collections::VecDeque;
 use std::fmt::Debug;
 use std::sync::Arc;
+use wifi::Wifi;
+
+pub mod wifi;
 
 /// One attachment of a node's interface to a medium.
 pub type Port = usize;

@@ -284,6 +284,10 @@ enum Action {
     },
 }
 
+/// Classes of actions, in their order at one instant.
+const ACCESS: u8 = 3;
+const CLASSES: u8 = 5;
+
 impl Action {
     /// Order among actions at one instant: ends, then decisions, then starts.
     fn class(&self) -> u8 {
@@ -291,8 +295,8 @@ impl Action {
             Action::SignalEnd { .. } | Action::TxEnd { .. } | Action::NavEnd { .. } => 0,
             Action::Respond { .. } => 1,
             Action::Timeout { .. } => 2,
-            Action::Access { .. } => 3,
-            Action::SignalStart { .. } => 4,
+            Action::Access { .. } => ACCESS,
+            Action::SignalStart { .. } => CLASSES - 1,
         }
     }
 
@@ -479,24 +483,20 @@ impl Wifi {
         }
     }
 
-    /// Runs every action due by `now`, loud and quiet, in order.
-    fn advance(&mut self, now: Instant) {
+    /// Runs, in order, every action due before `now`, and those due at
+    /// `now` of a class below `class` (`CLASSES` for all of them).
+    fn advance(&mut self, now: Instant, class: u8) {
+        let limit = Scheduled::new(now, class, 0, Action::NavEnd { port: 0 }).key;
         loop {
             let loud = self.loud.peek().map(|s| s.key);
             let quiet = self.quiet.peek().map(|s| s.key);
             let heap = match (loud, quiet) {
-                (Some(l), Some(q)) => {
-                    if l < q {
-                        &mut self.loud
-                    } else {
-                        &mut self.quiet
-                    }
-                }
+                (Some(l), Some(q)) if l < q => &mut self.loud,
+                (_, Some(_)) => &mut self.quiet,
                 (Some(_), None) => &mut self.loud,
-                (None, Some(_)) => &mut self.quiet,
                 (None, None) => return,
             };
-            if heap.peek().expect("not empty").at() > now {
+            if heap.peek().expect("not empty").key >= limit {
                 return;
             }
             let next = heap.pop().expect("peeked");
@@ -947,8 +947,10 @@ impl Medium for Wifi {
             Receivers::All => None,
         };
         let to = addressee.and_then(|a| self.port_of.get(&a).copied());
-        // Whatever was due by now has happened before the frame arrives.
-        self.advance(now);
+        // The frame arrives after what ended or was answered at this
+        // instant, and decides with the other accesses at it, before the
+        // signals they start: so it cannot sense them.
+        self.advance(now, ACCESS);
         let bytes = frame.wire_len() as u32 + DATA_OVERHEAD;
         let rts = !broadcast && bytes > self.config.rts_threshold;
         let slot = self.slot();
@@ -975,7 +977,7 @@ impl Medium for Wifi {
         if phase != Phase::Departure {
             return;
         }
-        self.advance(now);
+        self.advance(now, CLASSES);
     }
 
     fn poll_event(&mut self) -> Option<Event> {
