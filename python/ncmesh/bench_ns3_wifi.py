@@ -29,6 +29,8 @@ import sys
 import time
 from typing import Any
 
+from .bench_ns3 import tcp_defaults
+
 #: Each case: positions (m), reach (m), data-frame error rates by (from, to)
 #: node index, flows (src, dst, "udp" or "tcp", offered bit/s), static
 #: routes (at, to, via), retry limit, RTS threshold. Node i is ncmesh's node i + 1.
@@ -141,16 +143,7 @@ def run(case: str, seed: int = 1, duration: float = 20.0) -> dict[str, Any]:
     ns.RngSeedManager.SetSeed(seed)
     ns.RngSeedManager.SetRun(1)
 
-    tcp = "ns3::TcpSocket::"
-    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpNewReno.GetTypeId()))
-    ns.Config.SetDefault(tcp + "SegmentSize", ns.UintegerValue(MSS))
-    ns.Config.SetDefault(tcp + "DelAckCount", ns.UintegerValue(1))
-    ns.Config.SetDefault(tcp + "InitialCwnd", ns.UintegerValue(1))
-    ns.Config.SetDefault(tcp + "RcvBufSize", ns.UintegerValue(RCV_WINDOW_SEGMENTS * MSS))
-    ns.Config.SetDefault(tcp + "SndBufSize", ns.UintegerValue(100_000 * MSS))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
-    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
+    tcp_defaults(ns, MSS, RCV_WINDOW_SEGMENTS)
     ns.Config.SetDefault("ns3::WifiMacQueue::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{QUEUE_PACKETS}p")))
     ns.Config.SetDefault("ns3::WifiMacQueue::MaxDelay", ns.TimeValue(ns.Seconds(10 * duration + 10)))
     # ns-3 3.44 has one limit for every frame, RTS or data, and it counts

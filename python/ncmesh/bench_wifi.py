@@ -43,15 +43,20 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-def run_ncmesh(case: str, seed: int, duration: float) -> dict[str, Any]:
-    name, overrides = CASES[case]
-    simulation = load(scenario(name), seed=seed, overrides={**overrides, "duration": duration})
+def _timed(simulation: Any, duration: float) -> tuple[float, int, list[float]]:
+    """Runs a loaded simulation to ``duration``, timing only that; wall time, events, goodputs."""
     started = time.perf_counter()
     simulation.run_until(duration)
     wall = time.perf_counter() - started
     events = simulation.events
-    finished = simulation.finish()
-    goodputs = finished["tables"]["flows"].column("goodput_bps")
+    goodputs = simulation.finish()["tables"]["flows"].column("goodput_bps")
+    return wall, events, goodputs
+
+
+def run_ncmesh(case: str, seed: int, duration: float) -> dict[str, Any]:
+    name, overrides = CASES[case]
+    simulation = load(scenario(name), seed=seed, overrides={**overrides, "duration": duration})
+    wall, events, goodputs = _timed(simulation, duration)
     return {
         "simulator": "ncmesh",
         "case": case,
@@ -188,13 +193,7 @@ def mesh_scenario(nodes: int = 100, flows: int = 20, duration: float = 100.0, se
 
 def run_mesh(nodes: int, flows: int, duration: float) -> dict[str, Any]:
     """One timed run of the random mesh in this process, with its peak memory."""
-    simulation = load(mesh_scenario(nodes, flows, duration))
-    started = time.perf_counter()
-    simulation.run_until(duration)
-    wall = time.perf_counter() - started
-    events = simulation.events
-    finished = simulation.finish()
-    goodputs = finished["tables"]["flows"].column("goodput_bps")
+    wall, events, goodputs = _timed(load(mesh_scenario(nodes, flows, duration)), duration)
     return {
         "nodes": nodes,
         "flows": flows,

@@ -1,8 +1,7 @@
 //! A bad `[wifi]` section is refused with the file, the key, its line and what was expected.
 
 mod common;
-use common::load;
-use ncmesh_sim::scenario::ScenarioError;
+use common::{edited, load, refused};
 
 const GOOD: &str = r#"duration = 10
 nodes = [1, 2, 3]
@@ -26,15 +25,7 @@ path = [1, 2, 3]
 "#;
 
 fn edit(from: &str, to: &str) -> String {
-    assert!(GOOD.contains(from), "{from}");
-    GOOD.replacen(from, to, 1)
-}
-
-fn refused(text: &str) -> (String, Option<usize>, String) {
-    match load(text, &[]).expect_err("the scenario must be refused") {
-        ScenarioError::Invalid { key, line, message, .. } => (key, line, message),
-        other => panic!("expected an invalid key, got {other}"),
-    }
+    edited(GOOD, from, to)
 }
 
 #[test]
