@@ -180,16 +180,15 @@ impl Network {
             let m = media.len();
             let members: Vec<usize> = channel.members.iter().map(|l| topology.index[l] as usize).collect();
             let addresses: Vec<Ipv4Addr> = members.iter().map(|&node| address(node as NodeIndex)).collect();
+            let mut partners_of = vec![Vec::new(); members.len()];
+            for [i, j] in channel.links() {
+                partners_of[i].push(j);
+                partners_of[j].push(i);
+            }
             let mut station_ports = Vec::with_capacity(members.len());
             for (port, &node) in members.iter().enumerate() {
                 let iface = infos[node].len();
-                let partners: Vec<usize> = (0..members.len())
-                    .filter(|&j| {
-                        topology
-                            .channel(node as NodeIndex, members[j] as NodeIndex)
-                            .is_some_and(|c| c as usize >= wired)
-                    })
-                    .collect();
+                let partners = &partners_of[port];
                 let loss = partners.iter().map(|&j| channel.loss(port, j)).sum::<f64>() / partners.len().max(1) as f64;
                 infos[node].push(InterfaceInfo {
                     coded: coded(WIFI_CLASS),
@@ -330,9 +329,7 @@ impl Network {
         }
         Network { nodes, labels: topology.labels.clone(), media, ports, tx, links, flows, hosts }
     }
-}
 
-impl Network {
     /// The interfaces on the wireless channel, keyed for queue probes:
     /// (node label, 0, node, interface).
     pub fn wireless_interfaces(&self) -> impl Iterator<Item = (u32, u32, usize, IfaceId)> + '_ {
@@ -375,17 +372,14 @@ fn flow_routes(topology: &Topology, flow: &FlowSpec, f: u32) -> [FlowRoutes; 2] 
 /// Gives every node on `routes` its next hops for `key`; `iface_of[c]` is
 /// the interface channel `c` leaves its node by.
 fn install(nodes: &mut [Node], topology: &Topology, iface_of: &[IfaceId], key: FlowKey, routes: &FlowRoutes) {
-    let hop = |_node: usize, c: u32| NextHop {
-        iface: iface_of[c as usize],
-        neighbour: address(topology.channels[c as usize].1),
-    };
+    let hop = |c: u32| NextHop { iface: iface_of[c as usize], neighbour: address(topology.channels[c as usize].1) };
     for (node, &c) in routes.table.iter().enumerate() {
         if c == NO_ROUTE {
             continue;
         }
         let hops = match routes.branch(node as NodeIndex) {
-            Some(branch) => branch.channels.iter().map(|&k| hop(node, k)).collect(),
-            None => vec![hop(node, c)],
+            Some(branch) => branch.channels.iter().map(|&k| hop(k)).collect(),
+            None => vec![hop(c)],
         };
         nodes[node].routes_mut().add_flow(key, hops);
     }
