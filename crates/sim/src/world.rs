@@ -124,9 +124,13 @@ impl Simulation {
         let probed_queues = match &spec.probes.queues {
             QueueProbe::All(true) => net.links.iter().map(link).chain(net.wireless_interfaces()).collect(),
             QueueProbe::All(false) => vec![],
+            // A pair on the wireless channel samples its first node's MAC queue.
             QueueProbe::Links(links) => links
                 .iter()
-                .filter_map(|[a, b]| net.links.iter().find(|l| (l.from, l.to) == (*a, *b)).map(link))
+                .filter_map(|&[a, b]| {
+                    let wired = net.links.iter().find(|l| (l.from, l.to) == (a, b)).map(link);
+                    wired.or_else(|| net.wireless_interfaces().find(|w| w.0 == a).map(|(_, _, n, i)| (a, b, n, i)))
+                })
                 .collect(),
         };
         let layout = Layout::new(&net);

@@ -155,3 +155,18 @@ fn under_sinr_the_stronger_frame_survives_an_overlap_and_capture_takes_the_recei
     assert!(share(&capture, 2) > share(&sinr, 2), "{} {}", share(&capture, 2), share(&sinr, 2));
     assert!(share(&capture, 3) <= share(&sinr, 3) + 0.02);
 }
+
+#[test]
+fn queues_on_the_channel_are_probed_per_node_or_per_pair() {
+    let all = run_named("wifi-x", &[("duration", "3"), ("probes.queues", "true")]);
+    let probed: std::collections::BTreeSet<(u32, u32)> =
+        all.queues.key.iter().copied().zip(all.queues.key2.iter().copied()).collect();
+    assert_eq!(probed, (1..=5).map(|n| (n, 0)).collect(), "each node's MAC queue, keyed (node, 0)");
+    assert!(all.queues.value.iter().any(|&q| q > 0.0), "the relay queues");
+    let one = run_named("wifi-x", &[("duration", "3"), ("probes.queues", "[[5, 2]]")]);
+    assert!(one.queues.key.iter().zip(&one.queues.key2).all(|(&a, &b)| (a, b) == (5, 2)));
+    assert_eq!(
+        one.queues.value,
+        all.queues.value.iter().zip(&all.queues.key).filter(|(_, &k)| k == 5).map(|(&v, _)| v).collect::<Vec<_>>()
+    );
+}
