@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: demo test lint docs test-wheel bench-codec bench-sim bench-report fuzz clean
+.PHONY: demo test lint docs test-wheel bench-codec bench-sim bench-report bench-wifi fuzz clean
 
 demo: $(STAMP)
 	$(BIN)/ncmesh reproduce honc2012 --quick --out demo-out
@@ -53,6 +53,10 @@ bench-sim: $(STAMP)
 bench-report: $(STAMP)
 	$(BIN)/ncmesh sweep sweeps/report-1000.toml --db target/bench/report-1000.sqlite
 	$(BIN)/python -m ncmesh.bench_report target/bench/report-1000.sqlite --out target/bench/report-1000.html
+
+bench-wifi: $(STAMP)
+	$(BIN)/python -m pip install -q ns3
+	$(BIN)/ncmesh bench wifi
 
 fuzz:
 	cd fuzz && for t in wire_parse decoder_consume lt_consume scenario_load tcp_segments packet_parse tcpnc_messages honc_frames; do \

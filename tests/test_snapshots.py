@@ -24,7 +24,18 @@ from ncmesh.paths import scenario
 from ncmesh.simulate import execute, load
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-SHIPPED = ["chain-5hop", "dumbbell", "honc-multi-path", "honc-single-path", "single-lossy-link", "zhang2014-tandem"]
+SHIPPED = [
+    "chain-5hop",
+    "dumbbell",
+    "honc-multi-path",
+    "honc-single-path",
+    "single-lossy-link",
+    "wifi-hidden-pair",
+    "wifi-line",
+    "wifi-saturated-link",
+    "wifi-x",
+    "zhang2014-tandem",
+]
 UPDATE = os.environ.get("NCMESH_UPDATE_SNAPSHOTS") == "1"
 
 
@@ -45,7 +56,14 @@ def _digest(frame: Any, column: str) -> list[Any]:
 def _run(job: tuple[str, str, dict[str, Any], int | None]) -> tuple[str, dict[str, Any]]:
     label, name, overrides, seed = job
     result = execute(load(scenario(name), seed=seed, overrides=overrides))
+    # The wireless channel's tables, where a run has one (older snapshots have neither key).
+    channel = {
+        table: [{k: _plain(v) for k, v in row.items()} for row in getattr(result, table).to_dict("records")]
+        for table in ("radios", "pairs")
+        if len(getattr(result, table))
+    }
     return label, {
+        **channel,
         "flows": [{k: _plain(v) for k, v in row.items()} for row in result.flows.to_dict("records")],
         "links": [{k: _plain(v) for k, v in row.items()} for row in result.links.to_dict("records")],
         "counters": {str(name): int(total) for name, total in result.counters.groupby("name").value.sum().items()},

@@ -128,6 +128,26 @@ def ns3_version() -> str:
         return "unknown"
 
 
+def tcp_defaults(ns, mss: int, rcv_window_segments: int) -> None:
+    """TCP as ncmesh's defaults: NewReno, an ACK for every segment, SACK, no
+    timestamps, initial window 1, min RTO 200 ms, a receive buffer of
+    ``rcv_window_segments`` segments of ``mss`` bytes, a send buffer that never limits."""
+    tcp = "ns3::TcpSocket::"
+    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpNewReno.GetTypeId()))
+    ns.Config.SetDefault(tcp + "SegmentSize", ns.UintegerValue(mss))
+    ns.Config.SetDefault(tcp + "DelAckCount", ns.UintegerValue(1))
+    ns.Config.SetDefault(tcp + "InitialCwnd", ns.UintegerValue(1))
+    ns.Config.SetDefault(tcp + "RcvBufSize", ns.UintegerValue(rcv_window_segments * mss))
+    ns.Config.SetDefault(tcp + "SndBufSize", ns.UintegerValue(10_000 * mss))
+    # ncmesh never gives up on a connection; ns-3 does after 6 timeouts in a
+    # row (DataRetries) or 6 lost SYNs (ConnCount), which heavy loss reaches.
+    ns.Config.SetDefault(tcp + "DataRetries", ns.UintegerValue(1_000_000))
+    ns.Config.SetDefault(tcp + "ConnCount", ns.UintegerValue(1_000_000))
+    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
+    ns.Config.SetDefault("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
+    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
+
+
 def run(
     duration: float = 10_000.0,
     loss: float = 0.0,
@@ -145,23 +165,7 @@ def run(
     ns.RngSeedManager.SetSeed(seed)
     ns.RngSeedManager.SetRun(1)
 
-    # TCP as ncmesh's defaults plus the brief: NewReno, 1000-byte segments, an
-    # ACK for every segment, SACK, no timestamps, initial window 1, min RTO
-    # 200 ms, a 100-segment receive buffer, a send buffer that never limits.
-    tcp = "ns3::TcpSocket::"
-    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpNewReno.GetTypeId()))
-    ns.Config.SetDefault(tcp + "SegmentSize", ns.UintegerValue(MSS))
-    ns.Config.SetDefault(tcp + "DelAckCount", ns.UintegerValue(1))
-    ns.Config.SetDefault(tcp + "InitialCwnd", ns.UintegerValue(1))
-    ns.Config.SetDefault(tcp + "RcvBufSize", ns.UintegerValue(RCV_WINDOW_SEGMENTS * MSS))
-    ns.Config.SetDefault(tcp + "SndBufSize", ns.UintegerValue(10_000 * MSS))
-    # ncmesh never gives up on a connection; ns-3 does after 6 timeouts in a
-    # row (DataRetries) or 6 lost SYNs (ConnCount), which heavy loss reaches.
-    ns.Config.SetDefault(tcp + "DataRetries", ns.UintegerValue(1_000_000))
-    ns.Config.SetDefault(tcp + "ConnCount", ns.UintegerValue(1_000_000))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
-    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
+    tcp_defaults(ns, MSS, RCV_WINDOW_SEGMENTS)
     for name, value in attributes:
         ns.Config.SetDefault(name, ns.StringValue(value))
 

@@ -71,7 +71,7 @@ def load(
     return _native.Simulation(scenario, origin="<text>", format="toml", overrides=pairs)
 
 
-TABLES = ("flows", "links", "counters", "goodput", "queues", "cwnd", "rtt")
+TABLES = ("flows", "links", "counters", "goodput", "queues", "cwnd", "rtt", "radios", "pairs")
 """The tables of a run, in the order the simulator gives them."""
 
 TableLike = Union["_native.Table", "pa.Table", "pd.DataFrame"]
@@ -112,6 +112,8 @@ class RunResult:
     queues = _Frame("``time_s, from, to, packets`` for the probed interfaces.")
     cwnd = _Frame("``time_s, flow, cwnd_bytes`` when probed.")
     rtt = _Frame("``time_s, flow, srtt_s`` when probed.")
+    radios = _Frame("One row per node on the wireless channel: airtime, retries, collisions, frames overheard.")
+    pairs = _Frame("One row per pair in reach on the wireless channel: data frames sent, received, collided, errored.")
 
     def __init__(
         self,
@@ -127,11 +129,18 @@ class RunResult:
         sim_time_s: float,
         wall_s: float,
         scenario: str,
+        radios: TableLike | None = None,
+        pairs: TableLike | None = None,
     ):
         self._given: dict[str, TableLike] = {}
         self._arrow: dict[str, pa.Table] = {}
         self._frames: dict[str, pd.DataFrame] = {}
-        for name, table in zip(TABLES, (flows, links, counters, goodput, queues, cwnd, rtt), strict=True):
+        tables = (flows, links, counters, goodput, queues, cwnd, rtt, radios, pairs)
+        for name, table in zip(TABLES, tables, strict=True):
+            if table is None:
+                import pandas as pd
+
+                table = pd.DataFrame()
             self._set_table(name, table)
         self.fairness = fairness
         """Jain's index over the flows' goodputs."""

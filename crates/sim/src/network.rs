@@ -6,6 +6,7 @@ use crate::app::{Endpoint, FlowRecord, Schedule, TcpSink, TcpSource, UdpSink, Ud
 use crate::medium::{AnyMedium, Corruption, LossModel, PointToPoint, Port};
 use crate::rng::{Purpose, Rng};
 use crate::routing::{FlowRoutes, NodeIndex, Topology, NO_ROUTE};
+use crate::scenario::wifi::WIFI_CLASS;
 use crate::scenario::{AppKind, FlowSpec, NodeId, Payloads, Scenario};
 use ncmesh_proto::node::{
     EndLayer, Forwarding, HopLayer, IfaceId, Interface, InterfaceInfo, NextHop, Node, NodeConfig,
@@ -13,7 +14,7 @@ use ncmesh_proto::node::{
 use ncmesh_proto::scheme::{EndContext, FlowInfo, HopContext, TcpInfo, NONE};
 use ncmesh_proto::tcp::{self, Connection};
 use ncmesh_proto::wire::udp;
-use ncmesh_proto::{FlowKey, Instant};
+use ncmesh_proto::{Duration, FlowKey, Instant};
 use rustc_hash::FxHashMap;
 use std::net::Ipv4Addr;
 
@@ -63,13 +64,14 @@ pub struct LinkEnd {
 pub struct Network {
     pub nodes: Vec<Node>,
     pub labels: Vec<NodeId>,
-    /// One point-to-point medium per direction of each link, in scenario order.
+    /// One point-to-point medium per direction of each link, in scenario
+    /// order, then the wireless channel if there is one.
     pub media: Vec<AnyMedium>,
     /// Per medium: what each port is attached to (node, interface).
     pub ports: Vec<Vec<(usize, IfaceId)>>,
     /// Per node and interface: the medium it sends on, and its port there.
     pub tx: Vec<Vec<(usize, Port)>>,
-    /// Per medium: the direction of the link it carries.
+    /// Per point-to-point medium: the direction of the link it carries.
     pub links: Vec<LinkEnd>,
     pub flows: Vec<Flow>,
     /// Per node: the flow and end a packet delivered to its host belongs to.
@@ -80,13 +82,15 @@ impl Network {
     pub fn new(scenario: &Scenario) -> Network {
         let spec = &scenario.spec;
         let registry = &scenario.registry;
-        let topology = Topology::new(spec);
+        let topology = scenario.topology();
         let seed = spec.seed;
         let real_payloads = spec.payloads == Payloads::Real;
         let n = topology.labels.len();
+        let wired = 2 * spec.links.len();
 
-        // Media: link i gives channels 2i (as written) and 2i + 1 (reversed).
-        let mut media: Vec<AnyMedium> = Vec::with_capacity(topology.channels.len());
+        // Media: link i gives channels 2i (as written) and 2i + 1 (reversed),
+        // one point-to-point medium each; the wireless channel comes after them.
+        let mut media: Vec<AnyMedium> = Vec::with_capacity(wired + 1);
         let mut losses = Vec::with_capacity(topology.channels.len());
         for (i, link) in spec.links.iter().enumerate() {
             for side in 0..2 {
@@ -113,37 +117,56 @@ impl Network {
                 )));
             }
         }
+        // The stations of the wireless channel, by node, and its pairs' losses.
+        let mut station_of = vec![None; n];
+        if let Some(channel) = &scenario.channel {
+            for (port, label) in channel.members.iter().enumerate() {
+                station_of[topology.index[label] as usize] = Some(port);
+            }
+            for &(from, to) in &topology.channels[wired..] {
+                let (i, j) = (station_of[from as usize], station_of[to as usize]);
+                losses.push(channel.loss(i.expect("a station"), j.expect("a station")));
+            }
+        }
 
-        // Interfaces: one per link end, in the order of `topology.out`.
+        // Interfaces: one per link end, in the order of `topology.out`, then
+        // one on the wireless channel.
         let hop_scheme = (spec.coding.scheme != NONE)
             .then(|| registry.scheme(&spec.coding.scheme))
             .flatten()
             .filter(|s| s.codes_hops());
         let hop_classes = spec.coding.hop_classes.clone().or_else(|| hop_scheme.and_then(|s| s.default_hop_classes()));
-        let mut ports = vec![vec![(0, 0); 2]; media.len()];
+        let coded = |class: &str| hop_classes.as_ref().is_none_or(|classes| classes.iter().any(|c| c == class));
+        let mut ports = vec![vec![(0, 0); 2]; wired];
         let mut tx = vec![Vec::new(); n];
-        let mut links = Vec::with_capacity(media.len());
+        let mut links = Vec::with_capacity(wired);
         let mut infos: Vec<Vec<InterfaceInfo>> = vec![Vec::new(); n];
+        let mut queues: Vec<Vec<(String, usize)>> = vec![Vec::new(); n];
+        // The interface each channel leaves its node by.
+        let mut iface_of = vec![0; topology.channels.len()];
         for (node, out) in topology.out.iter().enumerate() {
-            for (iface, &(next, c)) in out.iter().enumerate() {
+            for &(next, c) in out.iter().filter(|&&(_, c)| (c as usize) < wired) {
+                let iface = infos[node].len();
                 let link = &spec.links[c as usize / 2];
                 let class = link.class.clone().unwrap_or_default();
                 infos[node].push(InterfaceInfo {
-                    coded: hop_classes.as_ref().is_none_or(|classes| classes.contains(&class)),
-                    class: class.clone(),
+                    coded: coded(&class),
+                    class,
                     neighbours: vec![address(next)],
                     capacity_bps: link.capacity.0,
                     delay: link.delay.0,
                     loss: losses[c as usize],
                     queue: link.queue as usize,
                 });
+                queues[node].push((link.qdisc.clone(), link.queue as usize));
+                iface_of[c as usize] = iface;
                 tx[node].push((c as usize, 0));
                 ports[c as usize][0] = (node, iface);
                 let back = topology.channel(next, node as NodeIndex).expect("links are full duplex") as usize;
                 ports[back][1] = (node, iface);
             }
         }
-        for (c, &(from, to)) in topology.channels.iter().enumerate() {
+        for (c, &(from, to)) in topology.channels[..wired].iter().enumerate() {
             let (node, iface) = ports[c][0];
             links.push(LinkEnd {
                 from: topology.labels[from as usize],
@@ -152,6 +175,39 @@ impl Network {
                 node,
                 iface,
             });
+        }
+        if let (Some(channel), Some(wifi)) = (&scenario.channel, &spec.wifi) {
+            let m = media.len();
+            let members: Vec<usize> = channel.members.iter().map(|l| topology.index[l] as usize).collect();
+            let addresses: Vec<Ipv4Addr> = members.iter().map(|&node| address(node as NodeIndex)).collect();
+            let mut partners_of = vec![Vec::new(); members.len()];
+            for [i, j] in channel.links() {
+                partners_of[i].push(j);
+                partners_of[j].push(i);
+            }
+            let mut station_ports = Vec::with_capacity(members.len());
+            for (port, &node) in members.iter().enumerate() {
+                let iface = infos[node].len();
+                let partners = &partners_of[port];
+                let loss = partners.iter().map(|&j| channel.loss(port, j)).sum::<f64>() / partners.len().max(1) as f64;
+                infos[node].push(InterfaceInfo {
+                    coded: coded(WIFI_CLASS),
+                    class: WIFI_CLASS.to_string(),
+                    neighbours: partners.iter().map(|&j| addresses[j]).collect(),
+                    capacity_bps: channel.config.data.bps,
+                    delay: Duration::ZERO,
+                    loss,
+                    queue: wifi.queue as usize,
+                });
+                queues[node].push((wifi.qdisc.clone(), wifi.queue as usize));
+                tx[node].push((m, port));
+                station_ports.push((node, iface));
+            }
+            for (c, &(from, _)) in topology.channels.iter().enumerate().skip(wired) {
+                iface_of[c] = station_ports[station_of[from as usize].expect("a station")].1;
+            }
+            media.push(AnyMedium::Wifi(Box::new(channel.build(&addresses, &members, seed))));
+            ports.push(station_ports);
         }
 
         // Flows: their keys, what their handshakes settle, and their routes.
@@ -204,11 +260,10 @@ impl Network {
                     .unwrap_or_else(|| Box::new(Forwarding));
                 let ifaces = infos[node]
                     .iter()
-                    .zip(&topology.out[node])
-                    .map(|(info, &(_, c))| {
-                        let link = &spec.links[c as usize / 2];
-                        let queue = registry.queue(&link.qdisc).expect("the scenario checks queue disciplines");
-                        Interface::new(info.clone(), (queue.build)(link.queue as usize))
+                    .zip(&queues[node])
+                    .map(|(info, (qdisc, size))| {
+                        let queue = registry.queue(qdisc).expect("the scenario checks queue disciplines");
+                        Interface::new(info.clone(), (queue.build)(*size))
                     })
                     .collect();
                 Node::new(NodeConfig { addr: ctx.addr, real_payloads, parsers: parsers.clone() }, ifaces, hop)
@@ -221,7 +276,7 @@ impl Network {
         for (f, (info, conn, spec_flow, routes, ends)) in described.into_iter().enumerate() {
             let key = info.key;
             for (dir_key, table) in [(key, &routes[0]), (key.reversed(), &routes[1])] {
-                install(&mut nodes, &topology, &infos, dir_key, table);
+                install(&mut nodes, &topology, &iface_of, dir_key, table);
             }
             let end_name = spec_flow.coding.as_deref().unwrap_or(&spec.coding.scheme);
             let end_scheme = (end_name != NONE).then(|| registry.scheme(end_name)).flatten().filter(|s| s.codes_ends());
@@ -274,6 +329,15 @@ impl Network {
         }
         Network { nodes, labels: topology.labels.clone(), media, ports, tx, links, flows, hosts }
     }
+
+    /// The interfaces on the wireless channel, keyed for queue probes:
+    /// (node label, 0, node, interface).
+    pub fn wireless_interfaces(&self) -> impl Iterator<Item = (u32, u32, usize, IfaceId)> + '_ {
+        let channel = self.media.iter().position(|m| matches!(m, AnyMedium::Wifi(_)));
+        channel
+            .into_iter()
+            .flat_map(move |m| self.ports[m].iter().map(|&(node, iface)| (self.labels[node], 0, node, iface)))
+    }
 }
 
 /// The routes of one flow in each direction.
@@ -305,19 +369,17 @@ fn flow_routes(topology: &Topology, flow: &FlowSpec, f: u32) -> [FlowRoutes; 2] 
     }
 }
 
-/// Gives every node on `routes` its next hops for `key`.
-fn install(nodes: &mut [Node], topology: &Topology, infos: &[Vec<InterfaceInfo>], key: FlowKey, routes: &FlowRoutes) {
-    let hop = |node: usize, c: u32| {
-        let iface = topology.out[node].iter().position(|&(_, k)| k == c).expect("a channel leaves its node");
-        NextHop { iface, neighbour: infos[node][iface].neighbours[0] }
-    };
+/// Gives every node on `routes` its next hops for `key`; `iface_of[c]` is
+/// the interface channel `c` leaves its node by.
+fn install(nodes: &mut [Node], topology: &Topology, iface_of: &[IfaceId], key: FlowKey, routes: &FlowRoutes) {
+    let hop = |c: u32| NextHop { iface: iface_of[c as usize], neighbour: address(topology.channels[c as usize].1) };
     for (node, &c) in routes.table.iter().enumerate() {
         if c == NO_ROUTE {
             continue;
         }
         let hops = match routes.branch(node as NodeIndex) {
-            Some(branch) => branch.channels.iter().map(|&k| hop(node, k)).collect(),
-            None => vec![hop(node, c)],
+            Some(branch) => branch.channels.iter().map(|&k| hop(k)).collect(),
+            None => vec![hop(c)],
         };
         nodes[node].routes_mut().add_flow(key, hops);
     }

@@ -55,6 +55,42 @@ pub struct LinkSummary {
     pub dropped: u64,
 }
 
+/// What one node's radio on the wireless channel did.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RadioSummary {
+    pub node: u32,
+    /// Time spent transmitting, control frames included.
+    pub airtime_s: f64,
+    /// Data frames put on the air, retransmissions included.
+    pub data_frames: u64,
+    pub broadcasts: u64,
+    /// Failed attempts that were tried again.
+    pub retries: u64,
+    pub acked: u64,
+    /// Frames dropped at the retry limit.
+    pub retry_drops: u64,
+    /// Unicast attempts lost to a collision at their addressee.
+    pub collisions: u64,
+    /// Data frames delivered to the node, and how many of them it overheard.
+    pub received: u64,
+    pub overheard: u64,
+    /// Retransmissions of frames it had already received, not delivered again.
+    pub duplicates: u64,
+}
+
+/// Data frames from one node of the wireless channel as another in its reach saw them, every attempt counted.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PairSummary {
+    pub from: u32,
+    pub to: u32,
+    pub sent: u64,
+    pub received: u64,
+    /// Lost to another transmission, or to the receiver sending.
+    pub collided: u64,
+    /// Lost to frame errors with nothing overlapping.
+    pub errored: u64,
+}
+
 /// A counter of a node or of one of its coding layers.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Counter {
@@ -92,6 +128,10 @@ pub struct RunResult {
     /// Counters of every node and its coding layers (packets forwarded,
     /// malformed frames, coding statistics), one row per node and name.
     pub counters: Vec<Counter>,
+    /// One row per node on the wireless channel.
+    pub radios: Vec<RadioSummary>,
+    /// One row per ordered pair of nodes in reach on the wireless channel.
+    pub pairs: Vec<PairSummary>,
     /// Goodput per flow per probe interval, bit/s.
     pub goodput: Series,
     /// Output queue length per sampled interface, packets.
@@ -242,6 +282,39 @@ impl LinkSummary {
     }
 }
 
+impl RadioSummary {
+    /// The radios table; columns in field order, named as the fields.
+    pub fn table(rows: &[RadioSummary]) -> Table {
+        Columns::new("radios", rows)
+            .add("node", |r| r.node)
+            .add("airtime_s", |r| r.airtime_s)
+            .add("data_frames", |r| r.data_frames)
+            .add("broadcasts", |r| r.broadcasts)
+            .add("retries", |r| r.retries)
+            .add("acked", |r| r.acked)
+            .add("retry_drops", |r| r.retry_drops)
+            .add("collisions", |r| r.collisions)
+            .add("received", |r| r.received)
+            .add("overheard", |r| r.overheard)
+            .add("duplicates", |r| r.duplicates)
+            .table
+    }
+}
+
+impl PairSummary {
+    /// The pairs table; columns in field order, named as the fields.
+    pub fn table(rows: &[PairSummary]) -> Table {
+        Columns::new("pairs", rows)
+            .add("from", |p| p.from)
+            .add("to", |p| p.to)
+            .add("sent", |p| p.sent)
+            .add("received", |p| p.received)
+            .add("collided", |p| p.collided)
+            .add("errored", |p| p.errored)
+            .table
+    }
+}
+
 impl Counter {
     /// The counters table; columns in field order, named as the fields.
     pub fn table(rows: &[Counter]) -> Table {
@@ -271,7 +344,7 @@ impl Series {
 
 impl RunResult {
     /// Its tables as named columns: flows, links, counters, goodput,
-    /// queues, cwnd and rtt, in that order. Time series move out without a copy.
+    /// queues, cwnd, rtt, radios and pairs, in that order. Time series move out without a copy.
     pub fn into_tables(self) -> Vec<Table> {
         vec![
             FlowSummary::table(&self.flows),
@@ -281,6 +354,8 @@ impl RunResult {
             self.queues.into_table("queues", &["from", "to"], "packets"),
             self.cwnd.into_table("cwnd", &["flow"], "cwnd_bytes"),
             self.rtt.into_table("rtt", &["flow"], "srtt_s"),
+            RadioSummary::table(&self.radios),
+            PairSummary::table(&self.pairs),
         ]
     }
 }
@@ -352,6 +427,30 @@ mod tests {
         link_fields.sort();
         link_columns.sort();
         assert_eq!(link_columns, link_fields);
+        let radio = RadioSummary {
+            node: 1,
+            airtime_s: 0.5,
+            data_frames: 2,
+            broadcasts: 3,
+            retries: 4,
+            acked: 5,
+            retry_drops: 6,
+            collisions: 7,
+            received: 8,
+            overheard: 9,
+            duplicates: 10,
+        };
+        let mut radio_fields = field_names(&radio);
+        let mut radio_columns = column_names(&RadioSummary::table(&[radio]));
+        radio_fields.sort();
+        radio_columns.sort();
+        assert_eq!(radio_columns, radio_fields);
+        let pair = PairSummary { from: 1, to: 2, sent: 3, received: 4, collided: 5, errored: 6 };
+        let mut pair_fields = field_names(&pair);
+        let mut pair_columns = column_names(&PairSummary::table(&[pair]));
+        pair_fields.sort();
+        pair_columns.sort();
+        assert_eq!(pair_columns, pair_fields);
         let counter = Counter { node: 1, name: "forwarded".into(), value: 3 };
         let mut counter_fields = field_names(&counter);
         let mut counter_columns = column_names(&Counter::table(&[counter]));

@@ -19,6 +19,12 @@ pub enum Purpose {
     Content = 5,
     /// The bit errors of one direction of one link.
     Corruption = 6,
+    /// A station's backoff draws on a shared 802.11 channel, per node.
+    Backoff = 7,
+    /// Frame errors and fading from one transmitter to one receiver, per pair.
+    Reception = 8,
+    /// Random placement of nodes.
+    Placement = 9,
 }
 
 /// xoshiro256++ (Blackman and Vigna 2019): fast, non-linear output, 2^256 period.

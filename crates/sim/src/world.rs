@@ -14,10 +14,10 @@
 //! probe come before all of them.
 
 use crate::engine::{Slot, Timers};
-use crate::medium::{Event, Medium, Phase};
+use crate::medium::{AnyMedium, Event, Medium, Phase};
 use crate::metrics::jain_index;
 use crate::network::{End, Network};
-use crate::result::{Counter, FlowSummary, LinkSummary, RunResult, Series};
+use crate::result::{Counter, FlowSummary, LinkSummary, PairSummary, RadioSummary, RunResult, Series};
 use crate::scenario::{AppKind, QueueProbe, Scenario};
 use ncmesh_proto::{Duration, Instant, Packet};
 
@@ -103,8 +103,9 @@ pub struct Simulation {
     is_touched: Vec<bool>,
     net: Network,
     probe_interval: Duration,
-    /// The media whose transmitters' backlogs are sampled.
-    probed_queues: Vec<usize>,
+    /// The interfaces whose backlogs are sampled: (from, to) as the series
+    /// keys them (to is 0 for a wireless interface), node and interface.
+    probed_queues: Vec<(u32, u32, usize, usize)>,
     probe_cwnd: bool,
     probe_rtt: bool,
     queues: Series,
@@ -119,12 +120,18 @@ impl Simulation {
         let spec = &scenario.spec;
         let net = Network::new(scenario);
         let end = Instant(spec.duration.0.as_nanos());
+        let link = |l: &crate::network::LinkEnd| (l.from, l.to, l.node, l.iface);
         let probed_queues = match &spec.probes.queues {
-            QueueProbe::All(true) => (0..net.media.len()).collect(),
+            QueueProbe::All(true) => net.links.iter().map(link).chain(net.wireless_interfaces()).collect(),
             QueueProbe::All(false) => vec![],
-            QueueProbe::Links(links) => {
-                links.iter().filter_map(|[a, b]| net.links.iter().position(|l| (l.from, l.to) == (*a, *b))).collect()
-            }
+            // A pair on the wireless channel samples its first node's MAC queue.
+            QueueProbe::Links(links) => links
+                .iter()
+                .filter_map(|&[a, b]| {
+                    let wired = net.links.iter().find(|l| (l.from, l.to) == (a, b)).map(link);
+                    wired.or_else(|| net.wireless_interfaces().find(|w| w.0 == a).map(|(_, _, n, i)| (a, b, n, i)))
+                })
+                .collect(),
         };
         let layout = Layout::new(&net);
         let mut timers = Timers::new(layout.slots());
@@ -330,9 +337,8 @@ impl Simulation {
 
     fn probe(&mut self) {
         let t = self.now.as_secs_f64();
-        for &m in &self.probed_queues {
-            let link = &self.net.links[m];
-            self.queues.push(t, link.from, link.to, self.net.nodes[link.node].backlog(link.iface) as f64);
+        for &(from, to, node, iface) in &self.probed_queues {
+            self.queues.push(t, from, to, self.net.nodes[node].backlog(iface) as f64);
         }
         for (f, flow) in self.net.flows.iter().enumerate() {
             if let Some((cwnd, srtt)) = flow.ends[End::Source as usize].probe() {
@@ -427,10 +433,43 @@ impl Simulation {
             })
             .collect();
         let fairness = jain_index(&flows.iter().map(|f| f.goodput_bps).collect::<Vec<_>>());
+        let (mut radios, mut pairs) = (Vec::new(), Vec::new());
+        for (m, medium) in self.net.media.iter().enumerate() {
+            let AnyMedium::Wifi(wifi) = medium else { continue };
+            let label = |port: usize| self.net.labels[self.net.ports[m][port].0];
+            for port in 0..self.net.ports[m].len() {
+                let r = wifi.radio(port);
+                radios.push(RadioSummary {
+                    node: label(port),
+                    airtime_s: r.airtime.as_secs_f64(),
+                    data_frames: r.data_frames,
+                    broadcasts: r.broadcasts,
+                    retries: r.retries,
+                    acked: r.acked,
+                    retry_drops: r.retry_drops,
+                    collisions: r.collisions,
+                    received: r.received,
+                    overheard: r.overheard,
+                    duplicates: r.duplicates,
+                });
+            }
+            for (from, to, p) in wifi.pairs() {
+                pairs.push(PairSummary {
+                    from: label(from),
+                    to: label(to),
+                    sent: p.sent,
+                    received: p.received,
+                    collided: p.collided,
+                    errored: p.errored,
+                });
+            }
+        }
         RunResult {
             flows,
             links,
             counters,
+            radios,
+            pairs,
             goodput,
             queues: self.queues,
             cwnd: self.cwnd,

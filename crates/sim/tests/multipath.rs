@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use ncmesh_sim::routing::{Topology, NO_ROUTE};
+use ncmesh_sim::routing::NO_ROUTE;
 use ncmesh_sim::scenario::ScenarioError;
 use ncmesh_sim::RunResult;
 
@@ -67,7 +67,7 @@ fn sent(r: &RunResult, from: u32, to: u32) -> u64 {
 #[test]
 fn routing_keeps_every_candidate_where_paths_part_and_the_flow_hash_first() {
     let s = load(DIAMOND, &[]).unwrap();
-    let t = Topology::new(&s.spec);
+    let t = s.topology();
     let paths: Vec<Vec<u32>> = vec![vec![0, 1, 3], vec![0, 2, 3]];
     for flow in 0..4u32 {
         let r = t.multipath(flow, &paths).unwrap();

@@ -1,7 +1,7 @@
 //! A bad scenario is refused with the key, its line and what was expected.
 
 mod common;
-use common::load;
+use common::{edited, load, refused};
 use ncmesh_sim::scenario::ScenarioError;
 
 const GOOD: &str = r#"duration = 10
@@ -26,17 +26,8 @@ dst = 3
 app = "bulk"
 "#;
 
-/// Replaces the first occurrence of `from`, which must exist.
 fn edit(from: &str, to: &str) -> String {
-    assert!(GOOD.contains(from), "{from}");
-    GOOD.replacen(from, to, 1)
-}
-
-fn refused(text: &str) -> (String, Option<usize>, String) {
-    match load(text, &[]).expect_err("the scenario must be refused") {
-        ScenarioError::Invalid { key, line, message, .. } => (key, line, message),
-        other => panic!("expected an invalid key, got {other}"),
-    }
+    edited(GOOD, from, to)
 }
 
 #[test]

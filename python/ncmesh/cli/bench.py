@@ -70,3 +70,50 @@ def bench_grid(
     from ..simulate import load
 
     timed_run(load(grid_scenario(size, size, flows, duration)), {"nodes": size * size, "flows": flows}, as_json)
+
+
+@bench_app.command("wifi")
+def bench_wifi(
+    seeds: Annotated[int, typer.Option(min=1, help="Runs per case, each in both simulators.")] = 5,
+    duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds per run.")] = 30.0,
+    ns3: Annotated[bool, typer.Option(help="Compare with ns-3 (needs: pip install ns3).")] = True,
+    mesh_nodes: Annotated[int, typer.Option(min=2, help="Nodes of the random mesh.")] = 100,
+    mesh_flows: Annotated[int, typer.Option(min=1, help="TCP flows of the random mesh.")] = 20,
+    mesh_duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds of the random mesh.")] = 100.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """The shared 802.11 channel against ns-3's wifi module on the same cases,
+    alternating in one run, and the time and memory of a large random mesh."""
+    from .. import bench_wifi
+    from ._base import say
+
+    cases = list(bench_wifi.CASES)
+    rows = bench_wifi.compare(cases, list(range(1, seeds + 1)), duration, ns3=ns3, log=say)
+    mesh = bench_wifi.mesh_in_child(mesh_nodes, mesh_flows, mesh_duration)
+    say(f"mesh: {mesh['wall_s']:.2f} s for {mesh_duration:g} simulated s")
+    # Peak memory at a quarter of the duration: it must not be smaller.
+    shorter = bench_wifi.mesh_in_child(mesh_nodes, mesh_flows, mesh_duration / 4)
+    report = {"cases": rows, "mesh": mesh, "mesh_quarter": shorter}
+    if as_json:
+        print(json.dumps(report))
+        return
+    from rich.table import Table
+
+    table = Table("case", "ncmesh (Mbit/s)", "ns-3 (Mbit/s)", "ratio", "ncmesh wall (s)", "ns-3 wall (s)", "speed")
+    for r in rows:
+        theirs = r.get("ns3_goodput_bps")
+        table.add_row(
+            r["case"],
+            f"{r['ncmesh_goodput_bps'] / 1e6:.3f}",
+            "-" if theirs is None else f"{theirs / 1e6:.3f}",
+            "-" if theirs is None else f"{r['goodput_ratio']:.3f}",
+            f"{r['ncmesh_wall_s']:.3f}",
+            "-" if theirs is None else f"{r['ns3_wall_s']:.2f}",
+            "-" if theirs is None else f"{r['speed_ratio']:.0f}x",
+        )
+    out().print(table)
+    out().print(
+        f"random mesh, {mesh_nodes} nodes, {mesh_flows} TCP flows, {mesh_duration:g} s: {mesh['wall_s']:.2f} s wall, "
+        f"{mesh['events']:,} events, peak RSS {mesh['peak_rss_bytes'] / 2**20:.0f} MiB "
+        f"({shorter['peak_rss_bytes'] / 2**20:.0f} MiB at {mesh_duration / 4:g} s)"
+    )

@@ -10,13 +10,13 @@ from types import ModuleType
 
 from ._params import ModelParameterError
 
-__all__ = ["ModelParameterError", "abouzeid", "honc", "kim", "markov", "num", "padhye"]
+__all__ = ["ModelParameterError", "abouzeid", "bianchi", "honc", "kim", "markov", "num", "padhye"]
 
 
 def __getattr__(name: str) -> ModuleType:
     # Submodules load on first use: num pulls in cvxpy, which is slow to import
     # and not needed by the closed-form models.
-    if name in {"markov", "kim", "padhye", "abouzeid", "honc", "num"}:
+    if name in {"markov", "kim", "padhye", "abouzeid", "honc", "num", "bianchi"}:
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

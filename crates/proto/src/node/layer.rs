@@ -34,7 +34,11 @@ pub trait EndLayer: Debug + Send {
 /// What became of a frame an interface sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// It left; the medium says nothing of its fate (a point-to-point link).
+    /// An attempt to send it went on the air (each retransmission again);
+    /// the interface still holds it. Media that retransmit say this; a
+    /// point-to-point link does not.
+    Started,
+    /// It left; the medium says nothing of its fate (a point-to-point link, a broadcast).
     Sent,
     /// The addressee acknowledged it.
     Acked,
@@ -81,7 +85,8 @@ pub trait HopLayer: Debug + Send + std::any::Any {
         iface.dequeue(now).map(|q| Frame::packet(q.next, q.packet))
     }
 
-    /// What became of the last frame interface `id` sent.
+    /// What became of the last frame interface `id` sent: it went on the
+    /// air (`Started`, the interface still busy), or the medium is done with it.
     fn handle_sent(&mut self, _now: Instant, _id: IfaceId, _outcome: Outcome) {}
 
     /// Called when `now >= poll_timeout()`.

@@ -188,9 +188,12 @@ impl Node {
         self.settle(now);
     }
 
-    /// Interface `iface`'s medium is done with its frame and can take the next.
+    /// Interface `iface`'s medium is done with its frame and can take the
+    /// next, or (`Outcome::Started`) has just put an attempt at it on the air.
     pub fn handle_sent(&mut self, now: Instant, iface: IfaceId, outcome: Outcome) {
-        self.ifaces[iface].ready = true;
+        if outcome != Outcome::Started {
+            self.ifaces[iface].ready = true;
+        }
         self.hop.handle_sent(now, iface, outcome);
         self.settle(now);
     }
@@ -332,5 +335,71 @@ impl Node {
             self.route(now, packet);
         }
         self.routing_hop_packets = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Data;
+    use crate::packet::Payload;
+    use crate::time::Duration;
+    use crate::wire::udp::Datagram;
+    use std::sync::Mutex;
+
+    /// A hop layer that forwards plainly and remembers every outcome it hears.
+    #[derive(Debug, Default)]
+    struct Outcomes(Arc<Mutex<Vec<Outcome>>>);
+
+    impl HopLayer for Outcomes {
+        fn handle_sent(&mut self, _now: Instant, _id: IfaceId, outcome: Outcome) {
+            self.0.lock().unwrap().push(outcome);
+        }
+    }
+
+    #[test]
+    fn an_attempt_on_the_air_keeps_the_interface_busy_and_the_hop_layer_hears_every_outcome() {
+        let neighbour = Ipv4Addr::new(10, 0, 0, 2);
+        let info = InterfaceInfo {
+            class: "wifi".into(),
+            neighbours: vec![neighbour],
+            capacity_bps: 11_000_000,
+            delay: Duration::ZERO,
+            loss: 0.0,
+            coded: true,
+            queue: 10,
+        };
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let config = NodeConfig {
+            addr: Ipv4Addr::new(10, 0, 0, 1),
+            real_payloads: false,
+            parsers: Arc::new(Parsers::default()),
+        };
+        let mut node = Node::new(
+            config,
+            vec![Interface::new(info, Box::new(DropTail::new(10)))],
+            Box::new(Outcomes(heard.clone())),
+        );
+        node.routes_mut().add_destination(neighbour, vec![NextHop { iface: 0, neighbour }]);
+        let packet = || {
+            Packet::new(
+                Ipv4Addr::new(10, 0, 0, 1),
+                neighbour,
+                Payload::Udp(Datagram::new(1, 2, Data::Virtual { len: 100, offset: 0 })),
+            )
+        };
+        let now = Instant::ZERO;
+        node.handle_local(now, packet());
+        node.handle_local(now, packet());
+        assert!(node.poll_transmit(now).is_some());
+        assert!(node.poll_transmit(now).is_none(), "one frame at a time");
+        for outcome in [Outcome::Started, Outcome::Started] {
+            node.handle_sent(now, 0, outcome);
+            assert!(node.poll_transmit(now).is_none(), "still sending after {outcome:?}");
+        }
+        node.handle_sent(now, 0, Outcome::Acked);
+        assert!(node.poll_transmit(now).is_some(), "done: the next frame goes");
+        node.handle_sent(now, 0, Outcome::Failed);
+        assert_eq!(*heard.lock().unwrap(), [Outcome::Started, Outcome::Started, Outcome::Acked, Outcome::Failed]);
     }
 }

@@ -1,7 +1,9 @@
 //! From text to a validated scenario, with every error pointing at a key and
 //! its line.
 
-use super::ScenarioSpec;
+use super::{Layout, ScenarioSpec};
+use crate::medium::wifi::Channel;
+use crate::routing::Topology;
 use ncmesh_proto::params::{Invalid, KeyPath, Step};
 use ncmesh_proto::scheme::{ParsedParams, Registry};
 use std::collections::BTreeMap;
@@ -46,6 +48,8 @@ pub struct Scenario {
     pub params: BTreeMap<String, ParsedParams>,
     /// The protocols the scenario was checked against and will run with.
     pub registry: Arc<Registry>,
+    /// The shared 802.11 channel, resolved: who reaches and senses whom.
+    pub channel: Option<Channel>,
 }
 
 impl Scenario {
@@ -87,9 +91,14 @@ impl Scenario {
         }
         resolve(&mut doc).map_err(&invalid)?;
         let mut spec: ScenarioSpec = serde_path_to_error::deserialize(doc).map_err(|e| invalid(from_serde(e)))?;
-        let params = super::validate::validate(&spec, &registry).map_err(invalid)?;
+        let (params, channel) = super::validate::validate(&spec, &registry).map_err(invalid)?;
         spec.coding.params = params.iter().map(|(k, p)| (k.clone(), p.table.clone())).collect();
-        Ok(Scenario { spec, params, registry })
+        Ok(Scenario { spec, params, registry, channel })
+    }
+
+    /// Nodes and the channels between them, as routing sees them.
+    pub fn topology(&self) -> Topology {
+        Topology::new(&Layout { spec: &self.spec, channel: self.channel.as_ref() })
     }
 
     /// The resolved scenario as TOML: what actually ran, for records and hashing.

@@ -9,17 +9,20 @@
 mod load;
 mod units;
 mod validate;
+pub mod wifi;
 
 pub use crate::routing::NodeId;
 pub use load::{Scenario, ScenarioError, Source};
 pub use units::{Rate, Seconds};
 
+use crate::medium::wifi::Channel;
 use crate::routing::{StaticRoute, TopologySpec};
 use ncmesh_proto::scheme::{Registry, NONE};
 use ncmesh_proto::tcp::TcpConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use wifi::WifiSpec;
 
 /// The document, as written. See `docs/scenarios.md`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -40,7 +43,11 @@ pub struct ScenarioSpec {
     /// Named sets of link parameters; a link takes its class's values and overrides any of them.
     #[serde(default)]
     pub link_class: BTreeMap<String, LinkClass>,
+    #[serde(default)]
     pub links: Vec<LinkSpec>,
+    /// A shared 802.11 channel between (some of) the nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wifi: Option<WifiSpec>,
     /// Static routes that replace shortest paths at one node towards one destination.
     #[serde(default)]
     pub routes: Vec<RouteSpec>,
@@ -61,17 +68,28 @@ pub struct ScenarioSpec {
     pub probes: ProbeSpec,
 }
 
-impl TopologySpec for ScenarioSpec {
+/// What routing sees of a scenario: its nodes; its links, then every pair
+/// of stations on the wireless channel that decode each other, as links
+/// of their own (link `links.len() + k` is the channel's k-th pair); and
+/// its static routes.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout<'a> {
+    pub spec: &'a ScenarioSpec,
+    pub channel: Option<&'a Channel>,
+}
+
+impl TopologySpec for Layout<'_> {
     fn nodes(&self) -> &[NodeId] {
-        &self.nodes
+        &self.spec.nodes
     }
 
     fn links(&self) -> impl Iterator<Item = [NodeId; 2]> {
-        self.links.iter().map(|link| link.between)
+        let wireless = self.channel.map(|c| c.links().into_iter().map(|[i, j]| [c.members[i], c.members[j]]));
+        self.spec.links.iter().map(|link| link.between).chain(wireless.into_iter().flatten())
     }
 
     fn static_routes(&self) -> impl Iterator<Item = StaticRoute<'_>> {
-        self.routes.iter().map(|r| StaticRoute { at: r.at, to: r.to, via: &r.via })
+        self.spec.routes.iter().map(|r| StaticRoute { at: r.at, to: r.to, via: &r.via })
     }
 }
 

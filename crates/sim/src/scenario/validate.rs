@@ -2,7 +2,9 @@
 //! flow has a route both ways, and the coding schemes' parameter tables,
 //! each checked by its protocol.
 
-use super::{AppKind, GilbertElliottSpec, Payloads, ScenarioSpec};
+use super::wifi::WIFI_CLASS;
+use super::{AppKind, GilbertElliottSpec, Layout, Payloads, ScenarioSpec};
+use crate::medium::wifi::Channel;
 use crate::routing::{first_cycle, Topology};
 use ncmesh_proto::params::{probability, Invalid, KeyPath, Validate};
 use ncmesh_proto::scheme::{ParsedParams, Registry, NONE};
@@ -14,8 +16,12 @@ fn fail(path: KeyPath, message: impl Into<String>) -> Check {
     Err(Invalid::new(path, message))
 }
 
-/// Checks the scenario; returns every scheme family's parameters, checked.
-pub(crate) fn validate(spec: &ScenarioSpec, registry: &Registry) -> Result<BTreeMap<String, ParsedParams>, Invalid> {
+/// Checks the scenario; returns every scheme family's parameters, checked,
+/// and the wireless channel resolved.
+pub(crate) fn validate(
+    spec: &ScenarioSpec,
+    registry: &Registry,
+) -> Result<(BTreeMap<String, ParsedParams>, Option<Channel>), Invalid> {
     let root = KeyPath::default();
     if spec.duration.0.as_nanos() == 0 {
         fail(root.key("duration"), "expected a positive duration")?;
@@ -82,6 +88,21 @@ pub(crate) fn validate(spec: &ScenarioSpec, registry: &Registry) -> Result<BTree
         qdisc(at.key("qdisc"), &link.qdisc)?;
         classes.insert(link.class.clone().unwrap_or_default());
     }
+    let channel = match &spec.wifi {
+        Some(wifi) => {
+            let at = root.key("wifi");
+            wifi.validate(&at, &spec.nodes)?;
+            qdisc(at.key("qdisc"), &wifi.qdisc)?;
+            classes.insert(WIFI_CLASS.to_string());
+            let channel = wifi.resolve(&spec.nodes, spec.seed);
+            for [i, j] in channel.links() {
+                let (a, b) = (channel.members[i], channel.members[j]);
+                pairs.insert((a.min(b), a.max(b)));
+            }
+            Some(channel)
+        }
+        None => None,
+    };
     for (name, class) in &spec.link_class {
         let at = root.key("link_class").key(name);
         if let Some(p) = class.loss {
@@ -110,7 +131,7 @@ pub(crate) fn validate(spec: &ScenarioSpec, registry: &Registry) -> Result<BTree
 
     spec.tcp.validate().map_err(|e| e.under(&root.key("tcp")))?;
     let params = coding_params(spec, registry)?;
-    let topology = Topology::new(spec);
+    let topology = Topology::new(&Layout { spec, channel: channel.as_ref() });
     let duration = spec.duration.0;
     for (i, flow) in spec.flows.iter().enumerate() {
         let at = root.key("flows").index(i);
@@ -244,7 +265,7 @@ pub(crate) fn validate(spec: &ScenarioSpec, registry: &Registry) -> Result<BTree
             }
         }
     }
-    Ok(params)
+    Ok((params, channel))
 }
 
 fn known(registry: &Registry) -> Vec<&'static str> {

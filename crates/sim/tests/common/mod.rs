@@ -21,3 +21,17 @@ pub fn run(text: &str, overrides: &[(&str, &str)]) -> RunResult {
 pub fn run_named(name: &str, overrides: &[(&str, &str)]) -> RunResult {
     run(&scenario_text(name), overrides)
 }
+
+/// `text` with the first occurrence of `from`, which must exist, replaced.
+pub fn edited(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "{from}");
+    text.replacen(from, to, 1)
+}
+
+/// The key, line and message a scenario is refused with.
+pub fn refused(text: &str) -> (String, Option<usize>, String) {
+    match load(text, &[]).expect_err("the scenario must be refused") {
+        ScenarioError::Invalid { key, line, message, .. } => (key, line, message),
+        other => panic!("expected an invalid key, got {other}"),
+    }
+}
