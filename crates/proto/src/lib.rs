@@ -14,6 +14,7 @@ mod builtin;
 pub mod data;
 pub mod frame;
 pub mod honc;
+pub mod marks;
 pub mod node;
 pub mod packet;
 pub mod params;
