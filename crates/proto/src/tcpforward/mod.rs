@@ -98,6 +98,9 @@ pub struct TcpForwardParams {
     /// The min ElapsedTime of eq. (4) before any segment has been
     /// acknowledged, in seconds (RFC 6298's initial RTO).
     pub initial_elapsed: f64,
+    /// How long a window waits for its N segments before it starts with
+    /// fewer, as a fraction of min ElapsedTime.
+    pub fill: f64,
 }
 
 impl Default for TcpForwardParams {
@@ -115,6 +118,7 @@ impl Default for TcpForwardParams {
             trigger: Trigger::Window,
             timeout: 0.6,
             initial_elapsed: 1.0,
+            fill: 0.0,
         }
     }
 }
@@ -139,6 +143,9 @@ impl Validate for TcpForwardParams {
         })?;
         check(self.initial_elapsed > 0.0 && self.initial_elapsed <= 60.0, "initial_elapsed", || {
             format!("expected (0, 60] seconds, found {}", self.initial_elapsed)
+        })?;
+        check((0.0..=10.0).contains(&self.fill), "fill", || {
+            format!("expected a fraction of min ElapsedTime in [0, 10], found {}", self.fill)
         })
     }
 }

@@ -25,6 +25,8 @@ pub const CREDIT: u64 = 1_000_000;
 #[derive(Debug)]
 struct Entry {
     segment: Segment,
+    /// When TCP handed it over.
+    pushed: Instant,
     /// Its coded form (length, TCP header, data, zeros) with real payloads.
     symbol: Vec<u8>,
     acked: bool,
@@ -90,6 +92,8 @@ pub struct ForwardSource {
     /// never retransmitted took from entering a window to its acknowledgement.
     min_elapsed: Option<Duration>,
     next_deadline: Option<Instant>,
+    /// Since when the next window has been waiting to fill.
+    waiting_since: Option<Instant>,
     to_network: VecDeque<Packet>,
     to_transport: VecDeque<Packet>,
     /// N_segments and N_timeout of the adaptive redundancy.
@@ -135,6 +139,7 @@ impl ForwardSource {
             translated_end: 0,
             min_elapsed: None,
             next_deadline: None,
+            waiting_since: None,
             to_network: VecDeque::new(),
             to_transport: VecDeque::new(),
             segments_coded: 0,
@@ -175,7 +180,7 @@ impl ForwardSource {
     }
 
     /// A new segment from TCP joins the coding buffer and earns R credits.
-    fn take_segment(&mut self, segment: &Segment) {
+    fn take_segment(&mut self, now: Instant, segment: &Segment) {
         let mut symbol = Vec::new();
         if self.real_payloads {
             symbol = vec![0; self.symbol_bytes];
@@ -192,6 +197,7 @@ impl ForwardSource {
         self.stream_end = Some(segment.end());
         self.buffer.push_back(Entry {
             segment,
+            pushed: now,
             symbol,
             acked: false,
             entered: None,
@@ -235,8 +241,27 @@ impl ForwardSource {
             Budget::Slide => slide * self.redundancy(),
             Budget::Window => k as f64 * self.redundancy(),
         };
-        self.begin_round(now, start, k, budget.ceil() as u32, false);
+        let budget = budget.ceil() as u32;
+        // A window waits for N segments, or as long as `fill` lets the
+        // oldest of them wait: TCP may have no more to give until some are decoded.
+        if (k as u32) < self.params.window {
+            let since = *self.waiting_since.get_or_insert(self.buffer[(start - self.base) as usize].pushed);
+            if now < since + self.fill_time() {
+                return false;
+            }
+        }
+        self.waiting_since = None;
+        self.begin_round(now, start, k, budget, false);
         true
+    }
+
+    /// How long a window may wait to fill: `fill` times min ElapsedTime.
+    fn fill_time(&self) -> Duration {
+        Duration::from_secs_f64(self.min_elapsed().as_secs_f64() * self.params.fill)
+    }
+
+    fn min_elapsed(&self) -> Duration {
+        self.min_elapsed.unwrap_or(Duration::from_secs_f64(self.params.initial_elapsed))
     }
 
     fn begin_round(&mut self, now: Instant, start: u64, k: u16, budget: u32, retransmission: bool) {
@@ -351,7 +376,7 @@ impl ForwardSource {
     /// eq. (4) exceeds the Timeout fraction `theta` of the expected rate
     /// W / min_elapsed once ElapsedTime_p passes this.
     fn patience(&self, len: u32) -> Duration {
-        let min = self.min_elapsed.unwrap_or(Duration::from_secs_f64(self.params.initial_elapsed));
+        let min = self.min_elapsed();
         let theta = self.params.timeout;
         let share = match self.params.trigger {
             // W/min - W/e > theta W/min  <=>  e > min / (1 - theta)
@@ -367,7 +392,8 @@ impl ForwardSource {
     }
 
     fn refresh_deadline(&mut self) {
-        self.next_deadline = self.buffer.iter().filter_map(|e| self.deadline(e)).min();
+        let fill = self.waiting_since.map(|since| since + self.fill_time());
+        self.next_deadline = self.buffer.iter().filter_map(|e| self.deadline(e)).chain(fill).min();
     }
 
     /// Eq. (4) fired: a round of symbols over the unacknowledged segments
@@ -471,7 +497,7 @@ impl EndLayer for ForwardSource {
             self.earn();
         } else {
             let segment = segment.clone();
-            self.take_segment(&segment);
+            self.take_segment(now, &segment);
         }
         self.release(now);
         self.refresh_deadline();
