@@ -490,6 +490,10 @@ def plot(fig7: pd.DataFrame, fig8: pd.DataFrame, cost: pd.DataFrame, out: Path) 
     d.plot(forward.window_bytes, forward.window_first_s, "o-", label="first segment of the window")
     d.plot(forward.window_bytes, forward.window_all_s, "s-", label="whole window")
     d.set(xlabel="coding window (bytes)", ylabel="from first encoding (s, simulated)", title="Fig. 10", xscale="log")
+    ticks = sorted(set(fig8.window_bytes) | set(cost.window_bytes))
+    for ax in (b, c, d):
+        ax.set_xticks(ticks, [f"{t / 1000:g} k" for t in ticks])
+        ax.minorticks_off()
     for ax in (a, b, c, d):
         ax.legend(fontsize=7)
     written = [
