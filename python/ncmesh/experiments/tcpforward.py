@@ -536,6 +536,7 @@ def plot_open(table: pd.DataFrame, out: Path) -> list[Path]:
 
 
 def runs_planned(quick: bool) -> int:
+    """How many runs the reproduction makes, for a progress bar."""
     return sum(len(sw.seeds) * sum(1 for _ in sw.points()) for sw in sweeps(Settings.of(quick)))
 
 
@@ -547,12 +548,11 @@ def reproduce(
     dask: str | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_done: Callable[[Any, Any], None] | None = None,
-    settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Runs the sweeps into a results store (``out/tcpforward.sqlite``), so an
     interrupted reproduction resumes; then times the codecs and writes the
     tables and figures."""
-    s = settings or Settings.of(quick)
+    s = Settings.of(quick)
     db = db or out / "tcpforward.sqlite"
     out.mkdir(parents=True, exist_ok=True)
     for sw in sweeps(s):
