@@ -405,9 +405,10 @@ impl Decoder {
         }
     }
 
-    /// Whether [`Decoder::consume`] calls [`Decoder::solve_stalled`] by
-    /// itself when peeling stalls and elimination could complete the code: at
-    /// least `k` symbols received, as many pending symbols as undecoded
+    /// Whether [`Decoder::consume`] (and [`Decoder::consume_source`]) calls
+    /// [`Decoder::solve_stalled`] by itself when peeling stalls and
+    /// elimination could complete the code: at least `k` symbols received or
+    /// sources learnt, as many pending symbols as undecoded
     /// sources, and, after an attempt that fell `r` short of full rank, `r`
     /// more symbols received. Completion is detected on the very symbol that
     /// allows it; only partial decodes by elimination may come later than

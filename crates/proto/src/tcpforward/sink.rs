@@ -157,7 +157,11 @@ impl ForwardSink {
             return;
         };
         match window.decoder.consume(c.esi, symbol.bytes()) {
-            Ok(Received::NotInnovative) => return self.repeat_ack(c),
+            Ok(Received::NotInnovative) => {
+                // A window all of whose segments were known when it was made is done at once.
+                self.windows.retain(|_, w| !w.decoder.is_complete());
+                return self.repeat_ack(c);
+            }
             Ok(_) => self.innovative += 1,
             Err(_) => {
                 self.malformed += 1;
