@@ -59,7 +59,7 @@ bench-wifi: $(STAMP)
 	$(BIN)/ncmesh bench wifi
 
 fuzz:
-	cd fuzz && for t in wire_parse decoder_consume lt_consume scenario_load tcp_segments packet_parse tcpnc_messages honc_frames; do \
+	cd fuzz && for t in wire_parse decoder_consume lt_consume scenario_load tcp_segments packet_parse tcpnc_messages honc_frames tcpforward_messages; do \
 		cargo +nightly fuzz run $$t -- -max_total_time=600 || exit 1; done
 
 $(STAMP): $(SOURCES)

@@ -309,3 +309,39 @@ def test_a_key_given_quoted_and_bare_is_set_twice(tmp_path):
     path = write_sweep(tmp_path, '[axes]\n"tcp.variant" = ["reno"]\ntcp.variant = ["cubic"]\n')
     with pytest.raises(sweep.SweepError, match=r":4: tcp\.variant: this key is set twice"):
         sweep.parse(path)
+
+
+def test_a_version_2_store_gains_the_counters_column_and_keeps_its_runs(tmp_path):
+    from ncmesh.store import COLUMNS, SCHEMA_VERSION, Store
+
+    db = tmp_path / "old.sqlite"
+    old_columns = [c for c in COLUMNS if c != "counters"]
+    con = sqlite3.connect(db)
+    con.execute(f"CREATE TABLE runs ({', '.join(old_columns)})")
+    con.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    con.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+    con.execute(
+        "INSERT INTO runs (key, sweep, params, seed, status, ncmesh_version, build, finished_at) "
+        "VALUES ('k', 's', '{}', 1, 'ok', 'v', 'b', 't')"
+    )
+    con.commit()
+    con.close()
+    with Store(db) as store:
+        assert store.done() == {"k"}
+        store.record(
+            {
+                "key": "k2",
+                "sweep": "s",
+                "params": {},
+                "seed": 2,
+                "status": "ok",
+                "ncmesh_version": "v",
+                "build": "b",
+                "finished_at": "t",
+                "counters": {"symbols_sent": 3},
+            }
+        )
+    version = sqlite3.connect(db).execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()[0]
+    assert int(version) == SCHEMA_VERSION == 3
+    table = results.load(db)
+    assert list(results.counters(table).symbols_sent) == [0, 3]

@@ -9,6 +9,7 @@
 #![no_main]
 
 use ncmesh_proto::packet::{Message, Parsers};
+use ncmesh_proto::tcp::wire::{decode_segment, encode_segment};
 use ncmesh_proto::tcpnc::wire::{self, Ack, Combination};
 use ncmesh_proto::{Packet, Payload, Registry};
 use std::net::Ipv4Addr;
@@ -70,9 +71,9 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         assert_eq!(m.downcast_ref::<Ack>(), Some(&a), "protocol 254 is an acknowledgement");
     }
 
-    if let Ok(s) = wire::decode_segment(data, A, B) {
+    if let Ok(s) = decode_segment(data, A, B) {
         let mut symbol = vec![0; data.len()];
-        assert!(wire::encode_segment(&s, A, B, &mut symbol), "a decoded segment fits its symbol again");
-        assert_eq!(wire::decode_segment(&symbol, A, B), Ok(s));
+        assert!(encode_segment(&s, A, B, &mut symbol), "a decoded segment fits its symbol again");
+        assert_eq!(decode_segment(&symbol, A, B), Ok(s));
     }
 });

@@ -49,6 +49,13 @@ def load(db: str | os.PathLike[str], where: str | None = None) -> pd.DataFrame:
     return table
 
 
+def counters(table: pd.DataFrame) -> pd.DataFrame:
+    """The runs' counters (summed over nodes), one column per counter name,
+    on the index of ``table``; zero where a run did not count it."""
+    rows = [json.loads(c) if isinstance(c, str) else {} for c in table["counters"]]
+    return pd.DataFrame(rows, index=table.index).fillna(0).astype("int64")
+
+
 def param_columns(table: pd.DataFrame) -> list[str]:
     """The swept keys among a loaded table's columns."""
     return [c for c in table.columns if c not in COLUMNS]

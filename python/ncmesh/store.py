@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 METRICS: dict[str, str] = {
     "throughput_bps": "sum over flows of goodput",
@@ -84,6 +84,7 @@ _COLUMNS: list[tuple[str, str]] = [
     ("wall_s", "REAL"),
     ("sim_time_s", "REAL"),
     *[(m, "INTEGER" if m in INTEGER_METRICS else "REAL") for m in METRICS],
+    ("counters", "TEXT"),
     ("series", "TEXT"),
 ]
 COLUMNS = [name for name, _ in _COLUMNS]
@@ -123,6 +124,12 @@ class Store:
                 self.db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             version = self.db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()[0]
+            if int(version) == 2:
+                # Version 3 adds each run's counters; older runs have none.
+                with self.db:
+                    self.db.execute("ALTER TABLE runs ADD COLUMN counters TEXT")
+                    self.db.execute("UPDATE meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),))
+                version = SCHEMA_VERSION
             if int(version) != SCHEMA_VERSION:
                 raise RuntimeError(f"{self.path}: store schema version {version}, this ncmesh writes {SCHEMA_VERSION}")
         except BaseException:

@@ -675,6 +675,7 @@ class Outcome:
     host: str
     error: str | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
+    counters: dict[str, int] | None = None
     sim_time_s: float | None = None
     series: pa.Table | None = None
 
@@ -731,6 +732,16 @@ def summarize(result: RunResult) -> dict[str, Any]:
         "events": int(result.events),
     }
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.items()}
+
+
+def counter_totals(result: RunResult) -> dict[str, int]:
+    """Each counter of the run summed over its nodes: what protocols count
+    (symbols sent, segments decoded, timings as sums and counts)."""
+    counters = result.arrow("counters")
+    totals: dict[str, int] = {}
+    for name, value in zip(counters.column("name").to_pylist(), counters.column("value").to_pylist(), strict=True):
+        totals[name] = totals.get(name, 0) + int(value)
+    return totals
 
 
 SERIES_SCHEMA = pa.schema(
@@ -809,6 +820,7 @@ def execute_task(task: Task, stop: Any = None, metrics: Sequence[str] | None = N
         kept = summarize(result)
         if metrics is not None:
             kept = {m: kept[m] for m in metrics}
+        counters = counter_totals(result)
         series = series_table(result)
     except _PASS_THROUGH as e:
         if isinstance(e, Stopped):
@@ -830,6 +842,7 @@ def execute_task(task: Task, stop: Any = None, metrics: Sequence[str] | None = N
         build_id(),
         host,
         metrics=kept,
+        counters=counters,
         sim_time_s=result.sim_time_s,
         series=series,
     )
@@ -1185,6 +1198,7 @@ def _record(store: Store, sweep: Sweep, task: Task, outcome: Outcome, commit: st
         "wall_s": outcome.wall_s,
         "sim_time_s": outcome.sim_time_s,
         **outcome.metrics,
+        "counters": outcome.counters,
         "series": series,
     }
     store.record(row, task.scenario_toml)

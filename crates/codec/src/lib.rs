@@ -5,6 +5,8 @@
 //!   sliding-window code of TCP/NC ([`rlnc::sliding`]).
 //! - [`xor`]: COPE-style XOR combinations of packets from different flows.
 //! - [`lt`]: LT codes with the Ideal and Robust Soliton distributions.
+//! - [`fountain`]: fountain codes behind one trait (LT, the random linear
+//!   fountain), as TCP-Forward codes its windows.
 //! - [`wire`]: the versioned coded-symbol wire format.
 //!
 //! A codec built with `symbol_bytes == 0` carries no payload: only coefficient
@@ -12,6 +14,7 @@
 //! simulation can run the very same code without moving payload bytes.
 
 pub mod coefficients;
+pub mod fountain;
 pub mod lt;
 pub mod prng;
 pub mod rlnc;

@@ -79,6 +79,9 @@ pub enum LtError {
     /// The data given to an encoder must fit in its `k` symbols.
     #[error("data of {got} bytes does not fit k * symbol_bytes = {capacity} bytes")]
     DataTooLarge { got: usize, capacity: usize },
+    /// A source symbol's index must be below `k`.
+    #[error("source index {index} is out of range: expected below k = {symbols}")]
+    SourceOutOfRange { index: usize, symbols: usize },
 }
 
 fn check_symbols(k: usize) -> Result<(), LtError> {
@@ -358,9 +361,12 @@ pub struct Decoder {
     received: usize,
     /// Symbols received when the last source was decoded.
     needed: Option<usize>,
-    /// How many symbols must be received before automatic elimination could
-    /// complete the code: `k`, then after each attempt the received count plus
-    /// the rank the attempt fell short by (a symbol adds at most one).
+    /// Sources given by `consume_source`.
+    learnt: usize,
+    /// How many symbols must be received (sources learnt elsewhere
+    /// included) before automatic elimination could complete the code: `k`,
+    /// then after each attempt that count plus the rank the attempt fell
+    /// short by (a symbol adds at most one).
     elimination_due: usize,
     elimination: Option<Elimination>,
 }
@@ -393,14 +399,16 @@ impl Decoder {
             scratch: Vec::new(),
             received: 0,
             needed: None,
+            learnt: 0,
             elimination_due: k,
             elimination: None,
         }
     }
 
-    /// Whether [`Decoder::consume`] calls [`Decoder::solve_stalled`] by
-    /// itself when peeling stalls and elimination could complete the code: at
-    /// least `k` symbols received, as many pending symbols as undecoded
+    /// Whether [`Decoder::consume`] (and [`Decoder::consume_source`]) calls
+    /// [`Decoder::solve_stalled`] by itself when peeling stalls and
+    /// elimination could complete the code: at least `k` symbols received or
+    /// sources learnt, as many pending symbols as undecoded
     /// sources, and, after an attempt that fell `r` short of full rank, `r`
     /// more symbols received. Completion is detected on the very symbol that
     /// allows it; only partial decodes by elimination may come later than
@@ -513,19 +521,43 @@ impl Decoder {
             }
         };
         self.scratch = sources;
+        Ok(self.settle(outcome))
+    }
+
+    /// Adds source symbol `index`, learnt elsewhere: TCP-Forward's windows
+    /// overlap, and a segment one window decodes is known to the next. It is
+    /// XORed out of the pending symbols as a decoded source is, which may
+    /// decode others. It is not a coded symbol, so `symbols_received` does
+    /// not count it.
+    pub fn consume_source(&mut self, index: usize, payload: &[u8]) -> Result<Received, LtError> {
+        if index >= self.symbols() {
+            return Err(LtError::SourceOutOfRange { index, symbols: self.symbols() });
+        }
+        check_payload(payload, self.symbol_bytes)?;
+        if self.decoded[index] {
+            return Ok(Received::NotInnovative);
+        }
+        self.learnt += 1;
+        self.mark_decoded(index as u32, payload);
+        self.peel();
+        Ok(self.settle(Received::Innovative))
+    }
+
+    /// Runs the automatic elimination if it is due, and reports completion.
+    fn settle(&mut self, outcome: Received) -> Received {
         let undecoded = self.symbols() - self.decoded_count();
         if self.fallback
             && undecoded > 0
-            && self.received >= self.elimination_due
+            && self.received + self.learnt >= self.elimination_due
             && self.pending_symbols() >= undecoded
         {
             self.solve_stalled();
         }
         if self.is_complete() {
-            self.needed = Some(self.received);
-            return Ok(Received::Complete);
+            self.needed.get_or_insert(self.received);
+            return Received::Complete;
         }
-        Ok(outcome)
+        outcome
     }
 
     fn mark_decoded(&mut self, index: u32, payload: &[u8]) {
@@ -603,7 +635,7 @@ impl Decoder {
             symbol.eliminated = true;
         }
         self.scratch = sources;
-        self.elimination_due = self.received + columns.len() - decoder.rank();
+        self.elimination_due = self.received + self.learnt + columns.len() - decoder.rank();
         let before = self.decoded_count();
         let undecoded: Vec<(usize, u32)> =
             columns.iter().copied().enumerate().filter(|&(_, i)| !self.decoded[i as usize]).collect();

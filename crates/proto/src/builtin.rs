@@ -1,7 +1,7 @@
 //! The protocols ncmesh ships, registered: a new protocol adds one line.
 
 use crate::scheme::Registry;
-use crate::{honc, tcpnc};
+use crate::{honc, tcpforward, tcpnc};
 
 impl Registry {
     /// Every built-in scheme and queue discipline.
@@ -10,6 +10,7 @@ impl Registry {
         r.register::<tcpnc::EndToEnd>().expect("built-in schemes are distinct");
         r.register::<tcpnc::HopByHop>().expect("built-in schemes are distinct");
         r.register::<honc::Honc>().expect("built-in schemes are distinct");
+        r.register::<tcpforward::TcpForward>().expect("built-in schemes are distinct");
         r
     }
 }

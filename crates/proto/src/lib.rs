@@ -8,7 +8,7 @@
 //! The layers, bottom up: wire formats (`wire`, and each protocol's own),
 //! packets and frames (`packet`, `frame`), the [`node::Node`] with its
 //! interfaces, routes and coding slots, TCP (`tcp`), and the coding schemes
-//! (`tcpnc`, `honc`), which plug into nodes through `scheme`.
+//! (`tcpnc`, `honc`, `tcpforward`), which plug into nodes through `scheme`.
 //!
 //! Start with a TCP connection driven by hand: the same calls a driver
 //! makes, with no network in between.
@@ -43,11 +43,13 @@ mod builtin;
 pub mod data;
 pub mod frame;
 pub mod honc;
+pub mod marks;
 pub mod node;
 pub mod packet;
 pub mod params;
 pub mod scheme;
 pub mod tcp;
+pub mod tcpforward;
 pub mod tcpnc;
 pub mod time;
 pub mod wire;

@@ -4,6 +4,7 @@
 //! schemes a driver knows; adding a protocol adds files and one line to
 //! `builtin.rs`, and edits no shared type.
 
+use crate::marks::FlowMarks;
 use crate::node::{DropTail, EndLayer, HopLayer, InterfaceInfo, QueueDisc};
 use crate::packet::{FlowKey, Kind, ParseFn, Parsers};
 use crate::params::{Invalid, KeyPath, Validate};
@@ -46,6 +47,9 @@ pub struct EndContext<'a> {
     pub seed: u64,
     pub real_payloads: bool,
     pub parsers: &'a Arc<Parsers>,
+    /// Shared with the flow's other end where both run on one clock (a
+    /// simulation), for measurements that span the two.
+    pub marks: &'a FlowMarks,
 }
 
 /// What a hop layer is built from.

@@ -368,6 +368,38 @@ impl LtDecoder {
     fn consume(&mut self, esi: u32, payload: &Bound<'_, PyAny>) -> PyResult<&'static str> {
         self.0.consume(esi, View::new(payload)?.bytes()).map(received).map_err(error)
     }
+    /// Consumes symbol `esis[i]` with row `i` of `payloads` (len(esis) x
+    /// symbol_bytes) in order, until a first source is decoded (`until =
+    /// "first"`) or all are (`"complete"`); returns how many it consumed.
+    #[pyo3(signature = (esis, payloads, until = "complete"))]
+    fn consume_batch(
+        &mut self,
+        py: Python<'_>,
+        esis: Vec<u32>,
+        payloads: &Bound<'_, PyAny>,
+        until: &str,
+    ) -> PyResult<usize> {
+        let first = match until {
+            "first" => true,
+            "complete" => false,
+            other => return Err(error(format!("until = {other:?}: expected \"first\" or \"complete\""))),
+        };
+        let p = View::new(payloads)?;
+        let s = self.0.symbol_bytes();
+        if p.bytes().len() != esis.len() * s {
+            return Err(error(format!("{} payload bytes for {} symbols of {s} bytes", p.bytes().len(), esis.len())));
+        }
+        py.allow_threads(|| {
+            for (n, &esi) in esis.iter().enumerate() {
+                self.0.consume(esi, &p.bytes()[n * s..(n + 1) * s])?;
+                if self.0.is_complete() || (first && self.0.decoded_count() > 0) {
+                    return Ok(n + 1);
+                }
+            }
+            Ok(esis.len())
+        })
+        .map_err(|e: lt::LtError| error(e))
+    }
     #[getter]
     fn is_complete(&self) -> bool {
         self.0.is_complete()

@@ -8,6 +8,7 @@ use crate::rng::{Purpose, Rng};
 use crate::routing::{FlowRoutes, NodeIndex, Topology, NO_ROUTE};
 use crate::scenario::wifi::WIFI_CLASS;
 use crate::scenario::{AppKind, FlowSpec, NodeId, Payloads, Scenario};
+use ncmesh_proto::marks::FlowMarks;
 use ncmesh_proto::node::{
     EndLayer, Forwarding, HopLayer, IfaceId, Interface, InterfaceInfo, NextHop, Node, NodeConfig,
 };
@@ -285,9 +286,17 @@ impl Network {
                 if s.refuse_flow(params, info.tcp.as_ref().map(|t| &t.config)).is_none() {
                     let path_loss = 1.0 - path_delivery(&topology, &losses, &routes[0], ends);
                     let layer_seed = Rng::stream(seed, Purpose::Coding, f as u64).next_u64();
+                    let marks = FlowMarks::default();
                     for (at_source, node) in [(true, ends[0]), (false, ends[1])] {
-                        let ctx =
-                            EndContext { flow: &info, at_source, path_loss, seed: layer_seed, real_payloads, parsers };
+                        let ctx = EndContext {
+                            flow: &info,
+                            at_source,
+                            path_loss,
+                            seed: layer_seed,
+                            real_payloads,
+                            parsers,
+                            marks: &marks,
+                        };
                         let layer: Option<Box<dyn EndLayer>> = s.end_layer(params, &ctx);
                         if let Some(layer) = layer {
                             nodes[node].add_end_layer(if at_source { key } else { key.reversed() }, layer);

@@ -52,7 +52,7 @@ fn every_shipped_scenario() {
 
 #[test]
 fn every_coding_scheme_over_lossy_hops() {
-    for scheme in ["\"tcpnc-e2e\"", "\"tcpnc-hbh\"", "\"honc\""] {
+    for scheme in ["\"tcpnc-e2e\"", "\"tcpnc-hbh\"", "\"honc\"", "\"tcp-forward\""] {
         agree("honc-single-path", &[("coding.scheme", scheme), ("link_class.wireless.loss", "0.1")]);
     }
     agree("honc-multi-path", &[("coding.scheme", "\"honc\""), ("link_class.wireless.loss", "0.05")]);

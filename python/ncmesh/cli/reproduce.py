@@ -192,3 +192,58 @@ def reproduce_zhang2014(
     for path in result["figures"]:
         out().print(f"wrote {path}")
     report_failed(result, out_dir / "zhang2014.sqlite", allow_failed)
+
+
+@reproduce_app.command("tcpforward")
+def reproduce_tcpforward(
+    quick: Annotated[
+        bool, typer.Option(help="One seed of 300 s at six losses and four windows, instead of five of 1000 s.")
+    ] = False,
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Directory for the tables, figures and the results store.")
+    ] = Path("tcpforward-out"),
+    jobs: Annotated[int | None, typer.Option(help="Parallel runs; default: every core.")] = None,
+    dask: Annotated[str | None, typer.Option(help="Run on a Dask cluster: a scheduler address, or 'local'.")] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help='Print one JSON object, {"rows": [...]}: figure, scheme, parameter, value, metric, mean, seeds.',
+        ),
+    ] = False,
+    allow_failed: Annotated[
+        bool, typer.Option("--allow-failed", help="Exit 0 even if some runs failed (they are still listed).")
+    ] = False,
+) -> None:
+    """Seed 004: TCP-Forward against TCP/NC end to end and TCP Reno on the tandem (Figs. 7-11, open values).
+
+    Runs go into a results store in OUT, so an interrupted reproduction resumes.
+    The decoding cost of Figs. 9-11 is wall-clock time of this machine's codecs.
+    """
+    from rich.table import Table
+
+    from ..experiments import tcpforward
+
+    result = reproduce_with_progress(tcpforward, quick, out_dir, "tcpforward.sqlite", jobs, dask, as_json)
+    if as_json:
+        print(json.dumps({"rows": tcpforward.json_rows(result), "failed": failed_json(result)}))
+        return report_failed(result, out_dir / "tcpforward.sqlite", allow_failed)
+    fig7 = result["fig7"]
+    shown = Table(title="Fig. 7: throughput (kbit/s) against end-to-end loss, 3-node tandem")
+    shown.add_column("scheme")
+    losses = sorted(set(fig7.loss))
+    for p in losses:
+        shown.add_column(f"p {p:.1f}", justify="right")
+    for scheme, rows in fig7.groupby("scheme", sort=False):
+        at = rows.set_index("loss").throughput_bps
+        shown.add_row(tcpforward.NAMES.get(scheme, scheme), *(f"{at.get(p, float('nan')) / 1e3:,.1f}" for p in losses))
+    out().print(shown)
+    table = Table(title="Claims of seed 004 against this run")
+    for column in ("claim", "measured", "holds"):
+        table.add_column(column)
+    for r in result["claims"].itertuples():
+        table.add_row(r.claim, r.measured, "yes" if r.holds else "no")
+    out().print(table)
+    for path in result["figures"]:
+        out().print(f"wrote {path}")
+    report_failed(result, out_dir / "tcpforward.sqlite", allow_failed)

@@ -11,7 +11,7 @@ use std::fmt::Debug;
 /// source and sink, TCP-Forward, intra-flow coding at a source or sink).
 /// The node hands it what the host sends on the flow and what arrives for
 /// the host on it, and drains both directions after every call.
-pub trait EndLayer: Debug + Send {
+pub trait EndLayer: Debug + Send + std::any::Any {
     /// The host sends `packet`; drain `poll_transmit` afterwards.
     fn handle_transmit(&mut self, now: Instant, packet: Packet);
     /// The network delivered `packet` of this flow; drain `poll_receive` and `poll_transmit` afterwards.

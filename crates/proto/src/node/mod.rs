@@ -117,6 +117,11 @@ impl Node {
         self.end_of.insert(flow.reversed(), i);
     }
 
+    /// The end layer of `flow` (either direction), for inspection (downcast it through `&dyn Any`).
+    pub fn end_layer(&self, flow: FlowKey) -> Option<&dyn EndLayer> {
+        self.end_of.get(&flow).map(|&i| &*self.ends[i])
+    }
+
     /// The hop layer, for inspection (downcast it through `&dyn Any`).
     pub fn hop(&self) -> &dyn HopLayer {
         &*self.hop

@@ -280,6 +280,34 @@ fn parse_options(options: &[u8], seg: &mut Segment) -> Result<(), WireError> {
     Ok(())
 }
 
+// A segment as a coded symbol: what coded transports (TCP/NC, TCP-Forward)
+// combine, so that a sink rebuilds the very segment TCP sent.
+
+/// Bytes of a coded symbol for `tcp`'s segments: a segment's length (2),
+/// its TCP header with the options `tcp` uses, and a full segment's data.
+pub fn coded_symbol_bytes(tcp: &super::TcpConfig) -> usize {
+    2 + HEADER_LEN + if tcp.timestamps { 12 } else { 0 } + tcp.mss as usize
+}
+
+/// Writes `segment` as a coded symbol of `out.len()` bytes: its length, its
+/// bytes, zeros. False if it does not fit.
+pub fn encode_segment(segment: &Segment, src: Ipv4Addr, dst: Ipv4Addr, out: &mut [u8]) -> bool {
+    let len = segment.wire_len();
+    if 2 + len > out.len() {
+        return false;
+    }
+    out.fill(0);
+    out[..2].copy_from_slice(&(len as u16).to_be_bytes());
+    segment.emit(src, dst, &mut out[2..2 + len]).is_ok()
+}
+
+/// Reads the segment a decoded symbol holds, checking its checksum.
+pub fn decode_segment(symbol: &[u8], src: Ipv4Addr, dst: Ipv4Addr) -> Result<Segment, WireError> {
+    let len = u16_at(symbol, 0, "segment length")? as usize;
+    need(symbol, 2, len, "segment")?;
+    Segment::parse(&symbol[2..2 + len], src, dst, true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,5 +405,20 @@ mod tests {
         let parsed = Segment::parse(&bytes, A, B, false).unwrap();
         assert_eq!(parsed.sack_blocks(), &[SackBlock { start: 5, end: 6 }]);
         assert_eq!(Segment::parse(&emit(&parsed), A, B, true).unwrap(), parsed);
+    }
+
+    #[test]
+    fn a_segment_survives_its_symbol() {
+        let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 9));
+        let mut s = Segment::new(10_000, 5001);
+        s.seq = 99;
+        s.flags = Flags::ACK;
+        s.data = Data::Real(vec![1, 2, 3]);
+        let mut symbol = vec![0; 2 + 20 + 1000];
+        assert!(encode_segment(&s, a, b, &mut symbol));
+        assert_eq!(decode_segment(&symbol, a, b).unwrap(), s);
+        symbol[2 + 22] ^= 1; // the last data byte
+        assert_eq!(decode_segment(&symbol, a, b), Err(WireError::Checksum { what: "TCP segment" }));
+        assert!(!encode_segment(&s, a, b, &mut [0; 24]), "too long for the symbol");
     }
 }

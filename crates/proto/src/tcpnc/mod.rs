@@ -75,11 +75,6 @@ impl Validate for TcpNcParams {
     }
 }
 
-/// Bytes of a coded symbol: a segment's length, its TCP header and a full segment's data.
-pub fn symbol_bytes(tcp: &TcpConfig) -> usize {
-    2 + crate::tcp::wire::HEADER_LEN + if tcp.timestamps { 12 } else { 0 } + tcp.mss as usize
-}
-
 fn refuse_udp(tcp: Option<&TcpConfig>) -> Option<String> {
     tcp.is_none()
         .then(|| "TCP/NC codes TCP flows only: its sink acknowledges what it has seen to a TCP sender".to_string())

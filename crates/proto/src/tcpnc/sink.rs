@@ -1,10 +1,10 @@
 //! TCP/NC's sink: acknowledges what it has seen, delivers what it has decoded.
 
 use super::wire::{self, Ack, Combination, Symbol};
-use super::{symbol_bytes, TcpNcParams};
+use super::TcpNcParams;
 use crate::node::EndLayer;
 use crate::packet::{FlowKey, Packet, Payload};
-use crate::tcp::{Segment, TcpConfig};
+use crate::tcp::{self, Segment, TcpConfig};
 use crate::time::Instant;
 use ncmesh_codec::rlnc::sliding::SlidingDecoder;
 use ncmesh_codec::rlnc::Received;
@@ -34,7 +34,7 @@ impl NcSink {
     pub fn new(params: &TcpNcParams, tcp: &TcpConfig, flow: FlowKey, real_payloads: bool) -> NcSink {
         let field = Field::new(params.field).expect("checked parameters");
         NcSink {
-            decoder: SlidingDecoder::new(field, if real_payloads { symbol_bytes(tcp) } else { 0 })
+            decoder: SlidingDecoder::new(field, if real_payloads { tcp::wire::coded_symbol_bytes(tcp) } else { 0 })
                 .expect("checked parameters"),
             flow,
             window_bytes: tcp.window_bytes().min(u32::MAX as u64) as u32,
@@ -81,7 +81,7 @@ impl NcSink {
         let (flow, real) = (self.flow, self.real_payloads);
         let mut decoded = Vec::new();
         while let Some((index, payload)) = self.decoder.poll_decoded() {
-            decoded.push((index, real.then(|| wire::decode_segment(payload, flow.src, flow.dst))));
+            decoded.push((index, real.then(|| tcp::wire::decode_segment(payload, flow.src, flow.dst))));
         }
         for (index, parsed) in decoded {
             let segment = match parsed {

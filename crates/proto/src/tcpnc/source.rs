@@ -1,11 +1,11 @@
 //! TCP/NC's source: the coding window and the redundancy R.
 
 use super::wire::{self, Ack, Coding, Combination, Symbol};
-use super::{spend, symbol_bytes, TcpNcParams};
+use super::{spend, TcpNcParams};
 use crate::data::Data;
 use crate::node::EndLayer;
 use crate::packet::{FlowKey, Packet, Payload};
-use crate::tcp::{Flags, Segment, TcpConfig};
+use crate::tcp::{self, Flags, Segment, TcpConfig};
 use crate::time::Instant;
 use ncmesh_codec::prng::SplitMix64;
 use ncmesh_codec::rlnc::sliding::SlidingEncoder;
@@ -52,7 +52,7 @@ impl NcSource {
         seed: u64,
     ) -> NcSource {
         let field = Field::new(params.field).expect("checked parameters");
-        let symbol_bytes = symbol_bytes(tcp);
+        let symbol_bytes = tcp::wire::coded_symbol_bytes(tcp);
         NcSource {
             field,
             flow,
@@ -76,7 +76,7 @@ impl NcSource {
 
     fn take_segment(&mut self, segment: &Segment) {
         let mut symbol = vec![0; self.encoder.symbol_bytes()];
-        if self.real_payloads && !wire::encode_segment(segment, self.flow.src, self.flow.dst, &mut symbol) {
+        if self.real_payloads && !tcp::wire::encode_segment(segment, self.flow.src, self.flow.dst, &mut symbol) {
             return; // longer than a symbol: TCP's MSS and the layer disagree
         }
         self.encoder.push(&symbol).expect("sizes match");

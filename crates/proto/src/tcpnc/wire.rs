@@ -10,7 +10,7 @@
 
 use crate::message_boilerplate;
 use crate::packet::{Kind, Message, Packet, Payload};
-use crate::tcp::{self, Segment};
+use crate::tcp;
 use crate::wire::{need, u16_at, u32_at, u64_at, WireError};
 use ncmesh_codec::wire as codec_wire;
 use ncmesh_codec::Field;
@@ -33,7 +33,7 @@ pub enum Coding {
 }
 
 /// A coded payload: the combination of a window of segments, one per coefficient.
-pub type Symbol = crate::data::Symbol<Segment>;
+pub type Symbol = crate::data::Symbol<tcp::Segment>;
 
 /// A random linear combination of packets `start..start + coefficients.len()` of one flow.
 #[derive(Clone, Debug)]
@@ -191,25 +191,6 @@ impl Message for Ack {
     message_boilerplate!();
 }
 
-/// Writes `segment` as a coded symbol of `symbol_bytes`: its length, its
-/// bytes, zeros. False if it does not fit.
-pub fn encode_segment(segment: &Segment, src: Ipv4Addr, dst: Ipv4Addr, out: &mut [u8]) -> bool {
-    let len = segment.wire_len();
-    if 2 + len > out.len() {
-        return false;
-    }
-    out.fill(0);
-    out[..2].copy_from_slice(&(len as u16).to_be_bytes());
-    segment.emit(src, dst, &mut out[2..2 + len]).is_ok()
-}
-
-/// Reads the segment a decoded symbol holds, checking its checksum.
-pub fn decode_segment(symbol: &[u8], src: Ipv4Addr, dst: Ipv4Addr) -> Result<Segment, WireError> {
-    let len = u16_at(symbol, 0, "segment length")? as usize;
-    need(symbol, 2, len, "segment")?;
-    Segment::parse(&symbol[2..2 + len], src, dst, true)
-}
-
 /// A packet carrying a TCP/NC message.
 pub fn packet(src: Ipv4Addr, dst: Ipv4Addr, message: Box<dyn Message>) -> Packet {
     Packet::new(src, dst, Payload::Other(message))
@@ -218,8 +199,6 @@ pub fn packet(src: Ipv4Addr, dst: Ipv4Addr, message: Box<dyn Message>) -> Packet
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::Data;
-    use crate::tcp::Flags;
     use std::sync::Arc;
 
     #[test]
@@ -264,20 +243,5 @@ mod tests {
         let virtual_ = Combination { symbol: Symbol::Virtual { len: 40, members: Arc::from(vec![]) }, ..c };
         assert_eq!(virtual_.wire_len(), 17 + 3 + 40);
         assert_eq!(virtual_.emit(&mut [0; 60]), Err(WireError::Virtual { what: "TCP/NC combination" }));
-    }
-
-    #[test]
-    fn a_segment_survives_its_symbol() {
-        let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 9));
-        let mut s = Segment::new(10_000, 5001);
-        s.seq = 99;
-        s.flags = Flags::ACK;
-        s.data = Data::Real(vec![1, 2, 3]);
-        let mut symbol = vec![0; 2 + 20 + 1000];
-        assert!(encode_segment(&s, a, b, &mut symbol));
-        assert_eq!(decode_segment(&symbol, a, b).unwrap(), s);
-        symbol[2 + 22] ^= 1; // the last data byte
-        assert_eq!(decode_segment(&symbol, a, b), Err(WireError::Checksum { what: "TCP segment" }));
-        assert!(!encode_segment(&s, a, b, &mut [0; 24]), "too long for the symbol");
     }
 }

@@ -1,0 +1,71 @@
+//! TCP-Forward under the simulator, on the seed 004 tandem it ships with.
+
+mod common;
+use common::*;
+use ncmesh_sim::scenario::ScenarioError;
+use ncmesh_sim::RunResult;
+
+fn counter(r: &RunResult, name: &str) -> u64 {
+    r.counters.iter().filter(|c| c.name == name).map(|c| c.value).sum()
+}
+
+fn tandem(overrides: &[(&str, &str)]) -> RunResult {
+    run_named("tcpforward-tandem", &[&[("duration", "120")], overrides].concat())
+}
+
+#[test]
+fn coding_masks_loss_that_stops_plain_vegas() {
+    // 19% end to end (10% per hop): Vegas alone lives on its retransmission timer.
+    let lossy = [("link_class.hop.loss", "0.1")];
+    let coded = tandem(&lossy);
+    let plain = tandem(&[&lossy[..], &[("coding.scheme", "\"none\"")]].concat());
+    let (c, p) = (coded.flows[0].goodput_bps, plain.flows[0].goodput_bps);
+    assert!(c > 5.0 * p, "TCP-Forward {c} against Vegas {p}");
+}
+
+#[test]
+fn the_measurements_of_both_ends_add_up() {
+    let r = tandem(&[("link_class.hop.loss", "0.1")]);
+    // Every segment TCP-Forward decoded was coded first, and every decoded
+    // one was timed from its first encoding at the source.
+    let decoded = counter(&r, "segments_decoded");
+    assert!(decoded > 1000 && decoded <= counter(&r, "segments_coded"), "{decoded}");
+    assert_eq!(counter(&r, "segments_decode_timed"), decoded);
+    let mean = |sum: &str, n: &str| counter(&r, sum) as f64 / counter(&r, n) as f64 / 1e9;
+    let (decode, deliver) =
+        (mean("segment_decode_ns", "segments_decode_timed"), mean("segment_delivery_ns", "segments_delivery_timed"));
+    // A segment is decoded no sooner than one way across the two 100 ms hops, and handed to TCP no sooner than decoded.
+    assert!(decode > 0.2 && deliver >= decode, "decode {decode} s, delivery {deliver} s");
+    let (first, all) = (mean("window_first_ns", "windows_timed"), mean("window_all_ns", "windows_timed"));
+    assert!(first > 0.2 && all > first, "first segment {first} s, whole window {all} s");
+    // The flow's own delay, from TCP's first transmission to in-order delivery, spans the coding buffer too.
+    assert!(r.flows[0].delay_mean_s >= deliver, "{} against {deliver}", r.flows[0].delay_mean_s);
+}
+
+fn refused(overrides: &[(&str, &str)]) -> (String, Option<usize>, String) {
+    match load(&scenario_text("tcpforward-tandem"), overrides).expect_err("refused") {
+        ScenarioError::Invalid { key, line, message, .. } => (key, line, message),
+        other => panic!("expected an invalid key, got {other}"),
+    }
+}
+
+#[test]
+fn bad_parameters_are_refused_by_key_and_line() {
+    let (key, line, message) = refused(&[("coding.tcpforward.window", "0")]);
+    let written = scenario_text("tcpforward-tandem").lines().position(|l| l.starts_with("window =")).map(|i| i + 1);
+    assert_eq!((key.as_str(), line), ("coding.tcpforward.window", written));
+    assert!(message.contains("expected 1 to 1024 segments, found 0"), "{message}");
+    let (key, _, message) = refused(&[("coding.tcpforward.timeout", "1.5")]);
+    assert_eq!(key, "coding.tcpforward.timeout");
+    assert!(message.contains("(0, 1)"), "{message}");
+    let (key, _, message) =
+        refused(&[("coding.tcpforward.min_redundancy", "3"), ("coding.tcpforward.max_redundancy", "2")]);
+    assert_eq!(key, "coding.tcpforward.max_redundancy");
+    assert!(message.contains("[min_redundancy, 100]"), "{message}");
+    let (key, _, message) = refused(&[("coding.tcpforward.code", "\"raptor\"")]);
+    assert_eq!(key, "coding.tcpforward.code");
+    assert!(message.contains("lt") && message.contains("random"), "{message}");
+    let udp = [("flows.0.app", "\"cbr\""), ("flows.0.rate", "\"100kbps\""), ("flows.0.coding", "\"tcp-forward\"")];
+    let (key, _, message) = refused(&udp);
+    assert!(key.starts_with("flows[0]") && message.contains("TCP flows only"), "{key}: {message}");
+}
