@@ -102,7 +102,7 @@ pub fn success(standard: Standard, preamble: Preamble, mode: Mode, bytes: u32, s
 
 /// The frame error rate at mean SNR `snr`: under Rayleigh fading,
 /// averaged over the exponential distribution of the power gain g,
-/// E[FER] = integral of FER(snr g) e^-g dg, taken over x = snr g on a
+/// E\[FER\] = integral of FER(snr g) e^-g dg, taken over x = snr g on a
 /// logarithmic grid from -40 to +50 dB (below, every frame is taken as
 /// lost; above, none); otherwise at `snr` itself.
 pub fn mean_fer(standard: Standard, preamble: Preamble, mode: Mode, bytes: u32, snr: f64, rayleigh: bool) -> f64 {
