@@ -35,7 +35,8 @@ fn emit(m: &dyn Message) -> Vec<u8> {
 fn through_ip(m: Box<dyn Message>) -> Box<dyn Message> {
     let p = Packet::new(A, B, Payload::Other(m));
     let bytes = p.emit().unwrap_or_else(|e| panic!("a packet of a parsed message does not emit: {e}"));
-    let back = Packet::parse(&bytes, parsers(), true).unwrap_or_else(|e| panic!("an emitted packet does not parse: {e}"));
+    let back =
+        Packet::parse(&bytes, parsers(), true).unwrap_or_else(|e| panic!("an emitted packet does not parse: {e}"));
     match back.into_fields().payload {
         Payload::Other(m) => m,
         other => panic!("a TCP-Forward message came back as {other:?}"),
