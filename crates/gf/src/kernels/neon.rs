@@ -44,6 +44,11 @@ impl Simd for Neon {
         unsafe { veorq_u8(a, b) }
     }
     #[inline(always)]
+    unsafe fn and(a: uint8x16_t, b: uint8x16_t) -> uint8x16_t {
+        // SAFETY: the caller has NEON.
+        unsafe { vandq_u8(a, b) }
+    }
+    #[inline(always)]
     unsafe fn prepare(m: &ByteMap) -> Self::M {
         // SAFETY: the caller has NEON; each table is 16 readable bytes.
         unsafe { (vld1q_u8(m.lo.as_ptr()), vld1q_u8(m.hi.as_ptr())) }
@@ -70,12 +75,12 @@ impl Simd for Neon {
     #[inline(always)]
     unsafe fn add_tail(t: Self::Tail, row: *mut u8, v: uint8x16_t) {
         // SAFETY: as the caller promises.
-        unsafe { t.add::<Self>(row, v, |a, b| vandq_u8(a, b)) }
+        unsafe { t.add::<Self>(row, v) }
     }
     #[inline(always)]
     unsafe fn set_tail(t: Self::Tail, row: *mut u8, v: uint8x16_t) {
         // SAFETY: as the caller promises.
-        unsafe { t.set::<Self>(row, v, |a, b| vandq_u8(a, b)) }
+        unsafe { t.set::<Self>(row, v) }
     }
 }
 

@@ -23,7 +23,9 @@ pub(crate) const PASS: usize = 8;
 
 /// One instruction set's vector arithmetic. Every function is unsafe because
 /// it needs the tier's target features: it may only run inside functions
-/// compiled with them, once they have been detected.
+/// compiled with them, once they have been detected. Nothing here or in the
+/// kernels below is a closure: a closure does not take the features of the
+/// function it is written in, so its intrinsics would stay calls.
 pub(crate) trait Simd {
     /// Bytes per vector.
     const W: usize;
@@ -43,6 +45,7 @@ pub(crate) trait Simd {
     unsafe fn store(p: *mut u8, v: Self::V);
     unsafe fn zero() -> Self::V;
     unsafe fn xor(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn and(a: Self::V, b: Self::V) -> Self::V;
     unsafe fn prepare(m: &ByteMap) -> Self::M;
     unsafe fn split(x: Self::V) -> Self::X;
     unsafe fn mul(m: Self::M, x: Self::X) -> Self::V;
@@ -127,10 +130,14 @@ unsafe fn set_at<S: Simd>(row: *mut u8, at: At<S::Tail>, v: S::V) {
 /// The `N` vectors of a pass from byte `off`; the last is `tail` if given.
 #[inline(always)]
 fn positions<S: Simd, const N: usize>(off: usize, tail: Option<S::Tail>) -> [At<S::Tail>; N] {
-    std::array::from_fn(|v| match tail {
-        Some(t) if v + 1 == N => At::Tail(t),
-        _ => At::Whole(off + S::W * v),
-    })
+    let mut at = [At::Whole(off); N];
+    for (v, at) in at.iter_mut().enumerate() {
+        *at = match tail {
+            Some(t) if v + 1 == N => At::Tail(t),
+            _ => At::Whole(off + S::W * v),
+        };
+    }
+    at
 }
 
 /// Runs `$pass::<S, N>($args.., positions)` over a row of `$len` bytes:
@@ -175,9 +182,12 @@ pub(crate) unsafe fn xor<S: Simd>(x: &[u8], y: &mut [u8]) {
 unsafe fn xor_pass<S: Simd, const N: usize>(x: &[u8], y: &mut [u8], at: [At<S::Tail>; N]) {
     // SAFETY: as the caller promises.
     unsafe {
-        let xv: [S::V; N] = std::array::from_fn(|v| load_at::<S>(x.as_ptr(), at[v]));
-        for (v, xv) in xv.into_iter().enumerate() {
-            add_at::<S>(y.as_mut_ptr(), at[v], xv);
+        let mut xv = [S::zero(); N];
+        for (xv, &at) in xv.iter_mut().zip(&at) {
+            *xv = load_at::<S>(x.as_ptr(), at);
+        }
+        for (&xv, &at) in xv.iter().zip(&at) {
+            add_at::<S>(y.as_mut_ptr(), at, xv);
         }
     }
 }
@@ -211,9 +221,12 @@ pub(crate) unsafe fn map<S: Simd>(m: &ByteMap, y: &mut [u8]) {
 unsafe fn map_pass<S: Simd, const N: usize>(m: S::M, y: &mut [u8], at: [At<S::Tail>; N]) {
     // SAFETY: as the caller promises.
     unsafe {
-        let yv: [S::V; N] = std::array::from_fn(|v| S::apply(m, load_at::<S>(y.as_ptr(), at[v])));
-        for (v, yv) in yv.into_iter().enumerate() {
-            set_at::<S>(y.as_mut_ptr(), at[v], yv);
+        let mut yv = [S::zero(); N];
+        for (yv, &at) in yv.iter_mut().zip(&at) {
+            *yv = S::apply(m, load_at::<S>(y.as_ptr(), at));
+        }
+        for (&yv, &at) in yv.iter().zip(&at) {
+            set_at::<S>(y.as_mut_ptr(), at, yv);
         }
     }
 }
@@ -248,8 +261,8 @@ unsafe fn multi_pass<S: Simd, const N: usize>(ms: &[&ByteMap], xs: &[&[u8]], y: 
                 *a = S::xor(*a, S::apply(m, load_at::<S>(xp, at[v])));
             }
         }
-        for (v, a) in acc.into_iter().enumerate() {
-            add_at::<S>(y.as_mut_ptr(), at[v], a);
+        for (&a, &at) in acc.iter().zip(&at) {
+            add_at::<S>(y.as_mut_ptr(), at, a);
         }
     }
 }
@@ -269,7 +282,10 @@ pub(crate) unsafe fn map_xor_fanout<S: Simd>(ms: &[&ByteMap], x: &[u8], ys: &mut
 unsafe fn fanout_pass<S: Simd, const N: usize>(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]], at: [At<S::Tail>; N]) {
     // SAFETY: as the caller promises.
     unsafe {
-        let xv: [S::X; N] = std::array::from_fn(|v| S::split(load_at::<S>(x.as_ptr(), at[v])));
+        let mut xv = [S::split(S::zero()); N];
+        for (xv, &at) in xv.iter_mut().zip(&at) {
+            *xv = S::split(load_at::<S>(x.as_ptr(), at));
+        }
         for (m, y) in ms.iter().zip(ys.iter_mut()) {
             let m = S::prepare(m);
             for (v, &xv) in xv.iter().enumerate() {
@@ -337,7 +353,10 @@ unsafe fn matmul_block<S: Simd, const K: usize, const V: usize>(
     unsafe {
         let mut acc = [[S::zero(); V]; K];
         for (j, x) in xs.iter().enumerate() {
-            let xv: [S::X; V] = std::array::from_fn(|v| S::split(load_at::<S>(x.as_ptr(), at[v])));
+            let mut xv = [S::split(S::zero()); V];
+            for (xv, &at) in xv.iter_mut().zip(&at) {
+                *xv = S::split(load_at::<S>(x.as_ptr(), at));
+            }
             for (k, acc_k) in acc.iter_mut().enumerate() {
                 let m = S::prepare(rows.get_unchecked(k * n + j));
                 for (a, &xv) in acc_k.iter_mut().zip(&xv) {
@@ -345,9 +364,9 @@ unsafe fn matmul_block<S: Simd, const K: usize, const V: usize>(
                 }
             }
         }
-        for (k, acc_k) in acc.into_iter().enumerate() {
-            for (v, a) in acc_k.into_iter().enumerate() {
-                add_at::<S>(yp[k], at[v], a);
+        for (&y, acc_k) in yp.iter().zip(&acc) {
+            for (&a, &at) in acc_k.iter().zip(&at) {
+                add_at::<S>(y, at, a);
             }
         }
     }
@@ -406,13 +425,13 @@ impl<V: Copy> Overlap<V> {
     }
 
     /// # Safety
-    /// As for [`Simd::add_tail`].
+    /// As for [`Simd::add_tail`], and the CPU has `S`'s features.
     #[inline(always)]
-    pub(crate) unsafe fn add<S: Simd<V = V>>(self, row: *mut u8, v: V, and: impl Fn(V, V) -> V) {
+    pub(crate) unsafe fn add<S: Simd<V = V>>(self, row: *mut u8, v: V) {
         // SAFETY: the row holds `off + W` bytes, or `n`.
         unsafe {
             match self {
-                Overlap::Last { off, keep } => S::store(row.add(off), S::xor(S::load(row.add(off)), and(v, keep))),
+                Overlap::Last { off, keep } => S::store(row.add(off), S::xor(S::load(row.add(off)), S::and(v, keep))),
                 Overlap::Short(n) => {
                     let mut b = [0u8; 64];
                     std::ptr::copy_nonoverlapping(row, b.as_mut_ptr(), n);
@@ -426,14 +445,14 @@ impl<V: Copy> Overlap<V> {
     /// # Safety
     /// As for [`Simd::set_tail`].
     #[inline(always)]
-    pub(crate) unsafe fn set<S: Simd<V = V>>(self, row: *mut u8, v: V, and: impl Fn(V, V) -> V) {
+    pub(crate) unsafe fn set<S: Simd<V = V>>(self, row: *mut u8, v: V) {
         // SAFETY: the row holds `off + W` bytes, or `n`.
         unsafe {
             match self {
                 Overlap::Last { off, keep } => {
                     // Bytes outside the tail keep what they hold: old ^ ((new ^ old) & keep).
                     let old = S::load(row.add(off));
-                    S::store(row.add(off), S::xor(old, and(S::xor(v, old), keep)))
+                    S::store(row.add(off), S::xor(old, S::and(S::xor(v, old), keep)))
                 }
                 Overlap::Short(n) => {
                     let mut b = [0u8; 64];

@@ -31,12 +31,36 @@ pub fn kernels(isa: Isa) -> Option<Kernels> {
     }
 }
 
+/// A 16-byte table in every 16-byte lane.
+///
+/// # Safety
+/// 16 bytes at `p` are readable; the CPU has the vector width's features.
+#[inline(always)]
+unsafe fn table128(p: *const u8) -> __m128i {
+    // SAFETY: as the caller promises.
+    unsafe { _mm_loadu_si128(p.cast()) }
+}
+/// # Safety
+/// As for [`table128`].
+#[inline(always)]
+unsafe fn table256(p: *const u8) -> __m256i {
+    // SAFETY: as the caller promises.
+    unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(p.cast())) }
+}
+/// # Safety
+/// As for [`table128`].
+#[inline(always)]
+unsafe fn table512(p: *const u8) -> __m512i {
+    // SAFETY: as the caller promises.
+    unsafe { _mm512_broadcast_i32x4(_mm_loadu_si128(p.cast())) }
+}
+
 /// A tier of nibble tables: `$V` vectors, tables broadcast to every 16-byte
 /// lane by `$tables`. The bodies are the same for every width.
 macro_rules! nibble_tier {
     ($T:ident, $V:ty, $W:literal, load = $load:ident, store = $store:ident, zero = $zero:ident,
      xor = $xor:ident, and = $and:ident, shuffle = $shuffle:ident, srli16 = $srli:ident,
-     splat8 = $splat:ident, tables = $tables:expr) => {
+     splat8 = $splat:ident, tables = $tables:ident) => {
         /// Nibble tables on this width.
         #[derive(Clone, Copy)]
         pub(super) struct $T;
@@ -69,6 +93,11 @@ macro_rules! nibble_tier {
                 unsafe { $xor(a, b) }
             }
             #[inline(always)]
+            unsafe fn and(a: $V, b: $V) -> $V {
+                // SAFETY: the caller has the tier's features.
+                unsafe { $and(a, b) }
+            }
+            #[inline(always)]
             unsafe fn prepare(m: &ByteMap) -> ($V, $V) {
                 // SAFETY: as for `zero`; each table is 16 readable bytes.
                 unsafe { ($tables(m.lo.as_ptr()), $tables(m.hi.as_ptr())) }
@@ -98,12 +127,12 @@ macro_rules! nibble_tier {
             #[inline(always)]
             unsafe fn add_tail(t: Overlap<$V>, row: *mut u8, v: $V) {
                 // SAFETY: as the caller promises.
-                unsafe { t.add::<Self>(row, v, |a, b| $and(a, b)) }
+                unsafe { t.add::<Self>(row, v) }
             }
             #[inline(always)]
             unsafe fn set_tail(t: Overlap<$V>, row: *mut u8, v: $V) {
                 // SAFETY: as the caller promises.
-                unsafe { t.set::<Self>(row, v, |a, b| $and(a, b)) }
+                unsafe { t.set::<Self>(row, v) }
             }
         }
     };
@@ -121,7 +150,7 @@ nibble_tier!(
     shuffle = _mm_shuffle_epi8,
     srli16 = _mm_srli_epi16,
     splat8 = _mm_set1_epi8,
-    tables = |p: *const u8| _mm_loadu_si128(p.cast())
+    tables = table128
 );
 nibble_tier!(
     Avx2,
@@ -135,7 +164,7 @@ nibble_tier!(
     shuffle = _mm256_shuffle_epi8,
     srli16 = _mm256_srli_epi16,
     splat8 = _mm256_set1_epi8,
-    tables = |p: *const u8| _mm256_broadcastsi128_si256(_mm_loadu_si128(p.cast()))
+    tables = table256
 );
 
 /// Byte-masked access to a row's tail, for the 512-bit tiers.
@@ -201,6 +230,11 @@ macro_rules! vectors512 {
             unsafe { _mm512_xor_si512(a, b) }
         }
         #[inline(always)]
+        unsafe fn and(a: __m512i, b: __m512i) -> __m512i {
+            // SAFETY: the caller has AVX-512F.
+            unsafe { _mm512_and_si512(a, b) }
+        }
+        #[inline(always)]
         fn tail(len: usize) -> Option<masked::Tail> {
             masked::tail(len)
         }
@@ -234,10 +268,7 @@ impl Simd for Avx512 {
     #[inline(always)]
     unsafe fn prepare(m: &ByteMap) -> Self::M {
         // SAFETY: the caller has AVX-512F; each table is 16 readable bytes.
-        unsafe {
-            let table = |p: *const u8| _mm512_broadcast_i32x4(_mm_loadu_si128(p.cast()));
-            (table(m.lo.as_ptr()), table(m.hi.as_ptr()))
-        }
+        unsafe { (table512(m.lo.as_ptr()), table512(m.hi.as_ptr())) }
     }
     #[inline(always)]
     unsafe fn split(x: __m512i) -> Self::X {
@@ -287,6 +318,11 @@ impl Simd for Gfni256 {
         unsafe { _mm256_xor_si256(a, b) }
     }
     #[inline(always)]
+    unsafe fn and(a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: the caller has AVX2.
+        unsafe { _mm256_and_si256(a, b) }
+    }
+    #[inline(always)]
     unsafe fn prepare(m: &ByteMap) -> __m256i {
         // SAFETY: as for `zero`.
         unsafe { _mm256_set1_epi64x(m.affine as i64) }
@@ -312,12 +348,12 @@ impl Simd for Gfni256 {
     #[inline(always)]
     unsafe fn add_tail(t: Overlap<__m256i>, row: *mut u8, v: __m256i) {
         // SAFETY: as the caller promises.
-        unsafe { t.add::<Self>(row, v, |a, b| _mm256_and_si256(a, b)) }
+        unsafe { t.add::<Self>(row, v) }
     }
     #[inline(always)]
     unsafe fn set_tail(t: Overlap<__m256i>, row: *mut u8, v: __m256i) {
         // SAFETY: as the caller promises.
-        unsafe { t.set::<Self>(row, v, |a, b| _mm256_and_si256(a, b)) }
+        unsafe { t.set::<Self>(row, v) }
     }
 }
 
@@ -369,18 +405,14 @@ mod avx512 {
 
 mod gfni256 {
     use super::*;
-    super::super::simd::tier!(
-        Gfni256,
-        Isa::Gfni256,
-        "avx2,gfni",
-        matmul = (6, 2),
-        dot256 = |x, y| {
-            assert_eq!(x.len(), y.len(), "dot: slices differ in length");
-            // SAFETY: `KERNELS` is only handed out where the CPU has AVX2 and
-            // GFNI; the lengths were checked.
-            unsafe { dot256(x, y) }
-        }
-    );
+    super::super::simd::tier!(Gfni256, Isa::Gfni256, "avx2,gfni", matmul = (6, 2), dot256 = dot);
+
+    fn dot(x: &[u8], y: &[u8]) -> u8 {
+        assert_eq!(x.len(), y.len(), "dot: slices differ in length");
+        // SAFETY: `KERNELS` is only handed out where the CPU has AVX2 and
+        // GFNI; the lengths were checked.
+        unsafe { dot256(x, y) }
+    }
 
     /// See [`super::gfni512`]'s `dot256`.
     #[target_feature(enable = "avx2,gfni")]
@@ -404,18 +436,14 @@ mod gfni256 {
 
 mod gfni512 {
     use super::*;
-    super::super::simd::tier!(
-        Gfni512,
-        Isa::Gfni512,
-        "avx512f,avx512bw,gfni",
-        matmul = (8, 3),
-        dot256 = |x, y| {
-            assert_eq!(x.len(), y.len(), "dot: slices differ in length");
-            // SAFETY: `KERNELS` is only handed out where the CPU has
-            // AVX-512BW and GFNI; the lengths were checked.
-            unsafe { dot256(x, y) }
-        }
-    );
+    super::super::simd::tier!(Gfni512, Isa::Gfni512, "avx512f,avx512bw,gfni", matmul = (8, 3), dot256 = dot);
+
+    fn dot(x: &[u8], y: &[u8]) -> u8 {
+        assert_eq!(x.len(), y.len(), "dot: slices differ in length");
+        // SAFETY: `KERNELS` is only handed out where the CPU has AVX-512BW
+        // and GFNI; the lengths were checked.
+        unsafe { dot256(x, y) }
+    }
 
     /// Maps both operands into the 0x11B field, multiplies with `gf2p8mulb`,
     /// sums, and maps the sum back: the isomorphism is linear, so it commutes
