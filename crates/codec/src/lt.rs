@@ -275,15 +275,16 @@ impl Encoder {
         out
     }
 
-    /// Writes coded symbol `esi`, the XOR of its [`neighbours`], into `out`.
+    /// Writes coded symbol `esi`, the XOR of its [`neighbours`], into `out`:
+    /// one multi-row sum, which keeps a run of `out` in registers while it
+    /// reads every neighbour, where a XOR per neighbour would load and
+    /// store `out` again each time.
     pub fn encode(&self, esi: u32, out: &mut [u8]) -> Result<(), LtError> {
         check_payload(out, self.symbol_bytes)?;
         out.fill(0);
         let s = self.symbol_bytes;
-        for i in self.neighbours(esi) {
-            let i = i as usize;
-            xor(&self.symbols[i * s..(i + 1) * s], out);
-        }
+        let rows = self.neighbours(esi).into_iter().map(|i| (1, &self.symbols[i as usize * s..][..s]));
+        Field::GF2.symbol_axpy_sum(rows, out);
         Ok(())
     }
 }
@@ -480,14 +481,12 @@ impl Decoder {
         let mut sources = mem::take(&mut self.scratch);
         neighbours(&self.dist, self.seed, esi, &mut sources);
         let (mut unresolved, mut unresolved_xor) = (0, 0);
-        for &i in &sources {
-            if self.decoded[i as usize] {
-                xor(self.source(i), &mut reduced);
-            } else {
-                unresolved += 1;
-                unresolved_xor ^= i;
-            }
+        for &i in sources.iter().filter(|&&i| !self.decoded[i as usize]) {
+            unresolved += 1;
+            unresolved_xor ^= i;
         }
+        let known = sources.iter().filter(|&&i| self.decoded[i as usize]).map(|&i| (1, self.source(i)));
+        Field::GF2.symbol_axpy_sum(known, &mut reduced);
         let outcome = match unresolved {
             0 => {
                 self.spare.push(reduced);
