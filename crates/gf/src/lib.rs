@@ -20,7 +20,7 @@ mod kernels;
 mod sliced;
 mod tables;
 
-pub use kernels::{Isa, Kernels};
+pub use kernels::{Isa, Kernels, MatmulKernel};
 pub use sliced::SlicedRows;
 pub use tables::ByteMap;
 use tables::{FieldTables, TABLES};
@@ -238,7 +238,7 @@ impl Field {
 
     fn check_symbol(self, len: usize) {
         assert!(
-            len % self.symbol_granularity() == 0,
+            len.is_multiple_of(self.symbol_granularity()),
             "symbol of {len} bytes is not a multiple of {} for {self:?}",
             self.symbol_granularity()
         );

@@ -71,6 +71,9 @@ impl Isa {
     }
 }
 
+/// `y_i ^= sum_j M_ij x_j`: maps row-major, inputs, outputs.
+pub type MatmulKernel = fn(&[&ByteMap], &[&[u8]], &mut [&mut [u8]]);
+
 /// One implementation of every kernel. Function pointers rather than generics
 /// keep dispatch to a single indirect call per slice operation.
 #[derive(Clone, Copy)]
@@ -86,7 +89,7 @@ pub struct Kernels {
     pub map_xor_multi: fn(&[&ByteMap], &[&[u8]], &mut [u8]),
     /// `y_i ^= sum_j M_ij x_j` with `M` row-major: a matrix product that
     /// loads each `x_j` once for several outputs.
-    pub map_xor_matmul: fn(&[&ByteMap], &[&[u8]], &mut [&mut [u8]]),
+    pub map_xor_matmul: MatmulKernel,
     /// `y_i ^= M_i x` for every `i`: one row eliminated from many.
     pub map_xor_fanout: fn(&[&ByteMap], &[u8], &mut [&mut [u8]]),
     /// Inner product over GF(2^8)/0x11D.
