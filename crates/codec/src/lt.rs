@@ -34,7 +34,6 @@
 use crate::prng::SplitMix64;
 use crate::rlnc::{self, Received};
 use crate::Field;
-use ncmesh_gf::xor;
 use std::mem;
 
 /// The largest `k`. It bounds what a code allocates up front: the degree
@@ -538,15 +537,26 @@ impl Decoder {
 
     /// XORs decoded sources out of the pending symbols that cover them,
     /// decoding the sources of those left with one, until none is left to do.
+    /// Each source is XORed into all the symbols covering it in one fan-out,
+    /// which reads it once for all of them.
     fn peel(&mut self) {
         let s = self.symbol_bytes;
+        let mut sorted = Vec::new();
         while let Some(source) = self.unsubstituted.pop() {
             let i = source as usize;
-            for slot in mem::take(&mut self.covering[i]) {
+            let slots = mem::take(&mut self.covering[i]);
+            if s > 0 {
+                // Slots resolved since they were indexed are skipped.
+                sorted.clear();
+                sorted.extend(slots.iter().copied().filter(|&slot| self.pending[slot].is_some()));
+                sorted.sort_unstable();
+                let payloads = slots_mut(&mut self.pending, &sorted).map(|p| (1, p.payload.as_mut_slice()));
+                Field::GF2.symbol_axpy_fanout(&self.sources[i * s..(i + 1) * s], payloads);
+            }
+            for slot in slots {
                 let Some(symbol) = &mut self.pending[slot] else {
                     continue; // resolved since it was indexed
                 };
-                xor(&self.sources[i * s..(i + 1) * s], &mut symbol.payload);
                 symbol.unresolved -= 1;
                 symbol.unresolved_xor ^= source;
                 if symbol.unresolved > 1 {
@@ -624,6 +634,20 @@ impl Decoder {
         self.peel();
         self.decoded_count() > before
     }
+}
+
+/// The pending symbols in `slots` (ascending, distinct, all occupied),
+/// borrowed together.
+fn slots_mut<'a>(pending: &'a mut [Option<Pending>], slots: &'a [usize]) -> impl Iterator<Item = &'a mut Pending> {
+    let mut rest = pending;
+    let mut next = 0;
+    slots.iter().map(move |&slot| {
+        let tail = mem::take(&mut rest).split_at_mut(slot - next).1;
+        let (symbol, tail) = tail.split_first_mut().expect("the slot exists");
+        rest = tail;
+        next = slot + 1;
+        symbol.as_mut().expect("the slot is occupied")
+    })
 }
 
 /// The coded symbols a virtual [`Decoder`] needed to complete, in each of

@@ -236,7 +236,7 @@ fn symbol_ops_act_elementwise() {
 }
 
 #[test]
-fn multi_equals_repeated_axpy() {
+fn multi_and_fanout_equal_repeated_axpy() {
     for field in (1..=8).map(|q| Field::new(q).unwrap()) {
         let len = 1500 - 1500 % field.symbol_granularity();
         let xs: Vec<Vec<u8>> = (0..40).map(|r| bytes(len, r)).collect();
@@ -249,6 +249,16 @@ fn multi_equals_repeated_axpy() {
         }
         field.symbol_axpy_multi(&a, &xr, &mut got);
         assert_eq!(want, got, "{field:?}");
+
+        // The fan-out: one input into every row, each with its coefficient.
+        let mut want: Vec<Vec<u8>> = xs.clone();
+        let mut got: Vec<Vec<u8>> = xs.clone();
+        let x = bytes(len, 78);
+        for (&c, y) in a.iter().zip(&mut want) {
+            field.symbol_axpy(c, &x, y);
+        }
+        field.symbol_axpy_fanout(&x, a.iter().copied().zip(got.iter_mut().map(Vec::as_mut_slice)));
+        assert_eq!(want, got, "{field:?} fan-out");
 
         let elems: Vec<Vec<u8>> = xs.iter().map(|x| x.iter().map(|b| b & field.max_element()).collect()).collect();
         let er: Vec<&[u8]> = elems.iter().map(|v| v.as_slice()).collect();
