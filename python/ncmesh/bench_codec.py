@@ -171,6 +171,68 @@ TIERS = ("scalar", "neon", "ssse3", "avx2", "avx512", "gfni256", "gfni512")
 FLAGS = ("ssse3", "avx2", "avx512f", "avx512bw", "avx512vl", "gfni", "vaes", "vpclmulqdq", "asimd", "neon")
 
 
+# The ceiling of each tier's matrix product, from its instruction counts: the
+# vector operations one multiply-add of one vector costs in the blocked
+# product (K outputs a group), the bytes a vector holds, and how many vector
+# operations the core issues a cycle at that width. Nibble tables: two shuffles
+# and two XORs, and a shift and two ANDs per input vector shared by the K
+# outputs; GFNI: one affine and one XOR. Three vector ALUs up to 256 bits and
+# two at 512 bits is the issue width of Intel cores since Skylake-SP (ports 0,
+# 1 and 5; 0 and 1 fuse for 512-bit operations); shuffles and affines are
+# assumed not to be limited further.
+CEILING = {
+    "ssse3": (16, 4 + 3 / 4, 3),
+    "avx2": (32, 4 + 3 / 4, 3),
+    "avx512": (64, 4 + 3 / 8, 2),
+    "gfni256": (32, 2, 3),
+    "gfni512": (64, 2, 2),
+}
+
+
+def nominal_mhz() -> float | None:
+    """The clock /proc/cpuinfo states: the TSC rate on a virtual machine, not the boosted core clock."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("cpu MHz"):
+                return float(line.split(":")[1])
+    except OSError:
+        pass
+    return None
+
+
+def ceiling_table(rows: list[dict], mhz: float | None) -> list[str]:
+    """Per tier: the model's bytes per cycle, the measured product in L1 against it, encode and decode against that."""
+    at = {(r.get("isa"), r["impl"], r["op"], r["g"]): r["mb_per_s"] for r in rows if r["field"] == "gf256"}
+    out = [
+        "## Ceilings",
+        "",
+        f"Model: bytes of multiply-add per cycle from instruction counts and issue width; at {mhz or 0:,.0f} MHz,",
+        "the stated clock. The product in L1 is the measured ceiling; encode and decode at g are g x their MB/s.",
+        "",
+        "| tier | ops per vector | bytes / cycle | model at the stated clock | product in L1 | of model "
+        "| encode g = 16 / 64 / 256, of L1 | decode g = 16 / 64 / 256, of L1 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for isa, (width, ops, issue) in CEILING.items():
+        l1 = at.get((isa, "ncmesh", "product_l1", 64))
+        if l1 is None:
+            continue
+        per_cycle = width * issue / ops
+        model = per_cycle * mhz if mhz else None
+        shares = {
+            op: " / ".join(
+                _share(g * at[(isa, "ncmesh", op, g)], l1) if (isa, "ncmesh", op, g) in at else "–"
+                for g in (16, 64, 256)
+            )
+            for op in ("encode", "decode")
+        }
+        out.append(
+            f"| {isa} | {ops:g} | {per_cycle:.1f} | {_mb(model)} | {_mb(l1)} | {_share(l1, model)} "
+            f"| {shares['encode']} | {shares['decode']} |"
+        )
+    return out
+
+
 def markdown(rows: list[dict], cpu: dict | None = None) -> str:
     """The tables docs/benchmarks.md records, from one run's rows: per tier, then for the fastest."""
     tiers = sorted({r.get("isa") for r in rows if r.get("isa") in TIERS}, key=TIERS.index)
@@ -217,6 +279,7 @@ def markdown(rows: list[dict], cpu: dict | None = None) -> str:
             f"| {isa} | {_mb(ours)} | {cell(isal, isal_tier)} | {cell(simdx, simdx_tier)} | {_ratio(ours, isal)} "
             f"| {_ratio(ours, simdx)} | {_mb(at.get((isa, 'ncmesh', 'product_l1', 'gf256', 64)))} |"
         )
+    out += ["", *ceiling_table(rows, (cpu or {}).get("mhz"))]
     for isa in tiers:
         l1 = at.get((isa, "ncmesh", "product_l1", "gf256", 64))
         out += [
@@ -289,7 +352,8 @@ def main(bench_dir: Path = Path("target/bench")) -> None:
     if not rust_file.exists():
         sys.exit(f"{rust_file} is missing: run `cargo bench -p ncmesh-codec --bench codec` first")
     rust = json.loads(rust_file.read_text())
-    rows, cpu = rust["rows"], rust.get("cpu")
+    rows, cpu = rust["rows"], rust.get("cpu") or {}
+    cpu["mhz"] = nominal_mhz()
     console = Console()
     with console.status("measuring the Python bindings and peers"):
         for g in (16, 64, 256):
