@@ -6,8 +6,9 @@
 //! generation is complete (decode). Each figure is the median of five timed
 //! batches. The run measures each tier in a process of its own, with
 //! `NCMESH_GF_ISA` set and each peer forced to the same tier where it
-//! allows it, and writes every row, with its `isa`, to
-//! `target/bench/codec-rust.json` as `{"cpu": {...}, "rows": [...]}`.
+//! allows it, in three rounds of every tier (the median is kept), and
+//! writes every row, with its `isa`, to `target/bench/codec-rust.json` as
+//! `{"cpu": {...}, "rows": [...]}`.
 //!
 //! `cargo bench -p ncmesh-codec --bench codec [-- quick] [FILTER...]`: a
 //! filter such as `ncmesh/decode` runs the matching cases only, and writes
@@ -600,26 +601,48 @@ fn write_atomically(path: &std::path::Path, value: &Value) {
 
 /// Runs this benchmark once per tier the CPU has, slowest first, each in a
 /// process of its own with `NCMESH_GF_ISA` set, and merges their rows with
-/// the CPU's model and flags.
+/// the CPU's model and flags. The tiers run in `NCMESH_BENCH_ROUNDS` rounds
+/// (3 by default, 1 with `quick`), each round every tier in turn, and each
+/// figure is the median of its rounds, which are kept beside it: load from
+/// other work then shifts a whole round, not one tier against another.
 fn every_tier(args: &[String]) {
     let exe = std::env::current_exe().expect("the benchmark's own path");
-    let mut rows = Vec::new();
-    for k in Kernels::available() {
-        let status = std::process::Command::new(&exe)
-            .args(args)
-            .env("NCMESH_GF_ISA", k.isa.name())
-            .status()
-            .expect("the benchmark runs itself");
-        assert!(status.success(), "the {} run failed: {status}", k.isa.name());
-        let file = bench_dir().join(format!("codec-rust-{}.json", k.isa.name()));
-        if let Ok(text) = std::fs::read_to_string(&file) {
-            let tier: Value = serde_json::from_str(&text).unwrap();
-            rows.extend(tier["rows"].as_array().unwrap().iter().cloned());
+    let quick = args.iter().any(|a| a == "quick");
+    let rounds = std::env::var("NCMESH_BENCH_ROUNDS")
+        .map_or(if quick { 1 } else { 3 }, |r| r.parse().expect("NCMESH_BENCH_ROUNDS is a number"));
+    let mut rows: Vec<Value> = Vec::new();
+    let mut rates: std::collections::HashMap<String, Vec<f64>> = Default::default();
+    let key = |row: &Value| format!("{}/{}/{}/{}/{}", row["isa"], row["impl"], row["op"], row["field"], row["g"]);
+    for round in 0..rounds {
+        for k in Kernels::available() {
+            println!("round {} of {rounds}: {}", round + 1, k.isa.name());
+            let status = std::process::Command::new(&exe)
+                .args(args)
+                .env("NCMESH_GF_ISA", k.isa.name())
+                .status()
+                .expect("the benchmark runs itself");
+            assert!(status.success(), "the {} run failed: {status}", k.isa.name());
+            let file = bench_dir().join(format!("codec-rust-{}.json", k.isa.name()));
+            let Ok(text) = std::fs::read_to_string(&file) else { continue };
             std::fs::remove_file(&file).unwrap();
+            let tier: Value = serde_json::from_str(&text).unwrap();
+            for row in tier["rows"].as_array().unwrap() {
+                let runs = rates.entry(key(row)).or_default();
+                if runs.is_empty() {
+                    rows.push(row.clone());
+                }
+                runs.push(row["mb_per_s"].as_f64().unwrap_or(f64::NAN));
+            }
         }
     }
     if args.iter().any(|a| a != "quick") {
         return; // a partial run must not replace the full table
+    }
+    for row in &mut rows {
+        let mut runs = rates[&key(row)].clone();
+        row["rounds"] = json!(runs);
+        runs.sort_by(f64::total_cmp);
+        row["mb_per_s"] = json!(runs[runs.len() / 2]);
     }
     write_atomically(&bench_dir().join("codec-rust.json"), &json!({"cpu": cpu(), "rows": rows}));
 }
