@@ -55,56 +55,109 @@ unsafe fn table512(p: *const u8) -> __m512i {
     unsafe { _mm512_broadcast_i32x4(_mm_loadu_si128(p.cast())) }
 }
 
-/// A tier of nibble tables: `$V` vectors, tables broadcast to every 16-byte
-/// lane by `$tables`. The bodies are the same for every width.
+/// The vector operations of a tier on `$V`: loads, stores, XOR and AND,
+/// and how a row's tail is reached, by an overlapping last vector or (on
+/// AVX-512BW) by byte masks. Expands to items of an `impl Simd`.
+macro_rules! vector_ops {
+    ($V:ty, $W:literal, $load:ident, $store:ident, $zero:ident, $xor:ident, $and:ident, tail = overlap) => {
+        vector_ops!(@common $V, $W, $load, $store, $zero, $xor, $and);
+        type Tail = Overlap<$V>;
+        #[inline(always)]
+        fn tail(len: usize) -> Option<Overlap<$V>> {
+            Overlap::of::<Self>(len)
+        }
+        #[inline(always)]
+        unsafe fn load_tail(t: Overlap<$V>, row: *const u8) -> $V {
+            // SAFETY: as the caller promises.
+            unsafe { t.load::<Self>(row) }
+        }
+        #[inline(always)]
+        unsafe fn add_tail(t: Overlap<$V>, row: *mut u8, v: $V) {
+            // SAFETY: as the caller promises.
+            unsafe { t.add::<Self>(row, v) }
+        }
+        #[inline(always)]
+        unsafe fn set_tail(t: Overlap<$V>, row: *mut u8, v: $V) {
+            // SAFETY: as the caller promises.
+            unsafe { t.set::<Self>(row, v) }
+        }
+    };
+    ($V:ty, $W:literal, $load:ident, $store:ident, $zero:ident, $xor:ident, $and:ident, tail = masked) => {
+        vector_ops!(@common $V, $W, $load, $store, $zero, $xor, $and);
+        type Tail = masked::Tail;
+        #[inline(always)]
+        fn tail(len: usize) -> Option<masked::Tail> {
+            masked::tail(len)
+        }
+        #[inline(always)]
+        unsafe fn load_tail(t: masked::Tail, row: *const u8) -> $V {
+            // SAFETY: as the caller promises; the tier has AVX-512BW.
+            unsafe { masked::load(t, row) }
+        }
+        #[inline(always)]
+        unsafe fn add_tail(t: masked::Tail, row: *mut u8, v: $V) {
+            // SAFETY: as for `load_tail`.
+            unsafe { masked::add(t, row, v) }
+        }
+        #[inline(always)]
+        unsafe fn set_tail(t: masked::Tail, row: *mut u8, v: $V) {
+            // SAFETY: as for `load_tail`.
+            unsafe { masked::set(t, row, v) }
+        }
+    };
+    (@common $V:ty, $W:literal, $load:ident, $store:ident, $zero:ident, $xor:ident, $and:ident) => {
+        const W: usize = $W;
+        type V = $V;
+        #[inline(always)]
+        unsafe fn load(p: *const u8) -> $V {
+            // SAFETY: the caller makes `W` bytes readable and has the features.
+            unsafe { $load(p.cast()) }
+        }
+        #[inline(always)]
+        unsafe fn store(p: *mut u8, v: $V) {
+            // SAFETY: the caller makes `W` bytes writable and has the features.
+            unsafe { $store(p.cast(), v) }
+        }
+        #[inline(always)]
+        unsafe fn zero() -> $V {
+            // SAFETY: the caller has the tier's features.
+            unsafe { $zero() }
+        }
+        #[inline(always)]
+        unsafe fn xor(a: $V, b: $V) -> $V {
+            // SAFETY: the caller has the tier's features.
+            unsafe { $xor(a, b) }
+        }
+        #[inline(always)]
+        unsafe fn and(a: $V, b: $V) -> $V {
+            // SAFETY: the caller has the tier's features.
+            unsafe { $and(a, b) }
+        }
+    };
+}
+
+/// A tier of nibble tables on `$V`, the tables broadcast to every 16-byte
+/// lane by `$tables`.
 macro_rules! nibble_tier {
     ($T:ident, $V:ty, $W:literal, load = $load:ident, store = $store:ident, zero = $zero:ident,
      xor = $xor:ident, and = $and:ident, shuffle = $shuffle:ident, srli16 = $srli:ident,
-     splat8 = $splat:ident, tables = $tables:ident) => {
-        /// Nibble tables on this width.
+     splat8 = $splat:ident, tables = $tables:ident, tail = $tail:ident) => {
         #[derive(Clone, Copy)]
         pub(super) struct $T;
 
         impl Simd for $T {
-            const W: usize = $W;
-            type V = $V;
+            vector_ops!($V, $W, $load, $store, $zero, $xor, $and, tail = $tail);
             type M = ($V, $V);
             type X = ($V, $V);
-            type Tail = Overlap<$V>;
 
             #[inline(always)]
-            unsafe fn load(p: *const u8) -> $V {
-                // SAFETY: the caller makes `W` bytes readable and has the features.
-                unsafe { $load(p.cast()) }
-            }
-            #[inline(always)]
-            unsafe fn store(p: *mut u8, v: $V) {
-                // SAFETY: the caller makes `W` bytes writable and has the features.
-                unsafe { $store(p.cast(), v) }
-            }
-            #[inline(always)]
-            unsafe fn zero() -> $V {
-                // SAFETY: the caller has the tier's features.
-                unsafe { $zero() }
-            }
-            #[inline(always)]
-            unsafe fn xor(a: $V, b: $V) -> $V {
-                // SAFETY: as for `zero`.
-                unsafe { $xor(a, b) }
-            }
-            #[inline(always)]
-            unsafe fn and(a: $V, b: $V) -> $V {
-                // SAFETY: the caller has the tier's features.
-                unsafe { $and(a, b) }
-            }
-            #[inline(always)]
             unsafe fn prepare(m: &ByteMap) -> ($V, $V) {
-                // SAFETY: as for `zero`; each table is 16 readable bytes.
+                // SAFETY: the caller has the tier's features; each table is 16 readable bytes.
                 unsafe { ($tables(m.lo.as_ptr()), $tables(m.hi.as_ptr())) }
             }
             #[inline(always)]
             unsafe fn split(x: $V) -> ($V, $V) {
-                // SAFETY: as for `zero`.
+                // SAFETY: the caller has the tier's features.
                 unsafe {
                     let mask = $splat(0x0f);
                     ($and(x, mask), $and($srli::<4>(x), mask))
@@ -112,60 +165,42 @@ macro_rules! nibble_tier {
             }
             #[inline(always)]
             unsafe fn mul(m: ($V, $V), x: ($V, $V)) -> $V {
-                // SAFETY: as for `zero`.
+                // SAFETY: the caller has the tier's features.
                 unsafe { $xor($shuffle(m.0, x.0), $shuffle(m.1, x.1)) }
-            }
-            #[inline(always)]
-            fn tail(len: usize) -> Option<Overlap<$V>> {
-                Overlap::of::<Self>(len)
-            }
-            #[inline(always)]
-            unsafe fn load_tail(t: Overlap<$V>, row: *const u8) -> $V {
-                // SAFETY: as the caller promises.
-                unsafe { t.load::<Self>(row) }
-            }
-            #[inline(always)]
-            unsafe fn add_tail(t: Overlap<$V>, row: *mut u8, v: $V) {
-                // SAFETY: as the caller promises.
-                unsafe { t.add::<Self>(row, v) }
-            }
-            #[inline(always)]
-            unsafe fn set_tail(t: Overlap<$V>, row: *mut u8, v: $V) {
-                // SAFETY: as the caller promises.
-                unsafe { t.set::<Self>(row, v) }
             }
         }
     };
 }
 
-nibble_tier!(
-    Ssse3,
-    __m128i,
-    16,
-    load = _mm_loadu_si128,
-    store = _mm_storeu_si128,
-    zero = _mm_setzero_si128,
-    xor = _mm_xor_si128,
-    and = _mm_and_si128,
-    shuffle = _mm_shuffle_epi8,
-    srli16 = _mm_srli_epi16,
-    splat8 = _mm_set1_epi8,
-    tables = table128
-);
-nibble_tier!(
-    Avx2,
-    __m256i,
-    32,
-    load = _mm256_loadu_si256,
-    store = _mm256_storeu_si256,
-    zero = _mm256_setzero_si256,
-    xor = _mm256_xor_si256,
-    and = _mm256_and_si256,
-    shuffle = _mm256_shuffle_epi8,
-    srli16 = _mm256_srli_epi16,
-    splat8 = _mm256_set1_epi8,
-    tables = table256
-);
+/// A tier of GFNI affines on `$V`: the map's matrix in every qword.
+macro_rules! gfni_tier {
+    ($T:ident, $V:ty, $W:literal, load = $load:ident, store = $store:ident, zero = $zero:ident,
+     xor = $xor:ident, and = $and:ident, splat64 = $splat:ident, affine = $affine:ident, tail = $tail:ident) => {
+        #[derive(Clone, Copy)]
+        pub(super) struct $T;
+
+        impl Simd for $T {
+            vector_ops!($V, $W, $load, $store, $zero, $xor, $and, tail = $tail);
+            type M = $V;
+            type X = $V;
+
+            #[inline(always)]
+            unsafe fn prepare(m: &ByteMap) -> $V {
+                // SAFETY: the caller has the tier's features.
+                unsafe { $splat(m.affine as i64) }
+            }
+            #[inline(always)]
+            unsafe fn split(x: $V) -> $V {
+                x
+            }
+            #[inline(always)]
+            unsafe fn mul(m: $V, x: $V) -> $V {
+                // SAFETY: the caller has the tier's features.
+                unsafe { $affine::<0>(x, m) }
+            }
+        }
+    };
+}
 
 /// Byte-masked access to a row's tail, for the 512-bit tiers.
 mod masked {
@@ -202,185 +237,78 @@ mod masked {
     }
 }
 
-/// The 512-bit vector operations both 512-bit tiers share.
-macro_rules! vectors512 {
-    () => {
-        const W: usize = 64;
-        type V = __m512i;
-        type Tail = masked::Tail;
-
-        #[inline(always)]
-        unsafe fn load(p: *const u8) -> __m512i {
-            // SAFETY: the caller makes 64 bytes readable and has AVX-512F.
-            unsafe { _mm512_loadu_si512(p.cast()) }
-        }
-        #[inline(always)]
-        unsafe fn store(p: *mut u8, v: __m512i) {
-            // SAFETY: the caller makes 64 bytes writable and has AVX-512F.
-            unsafe { _mm512_storeu_si512(p.cast(), v) }
-        }
-        #[inline(always)]
-        unsafe fn zero() -> __m512i {
-            // SAFETY: the caller has AVX-512F.
-            unsafe { _mm512_setzero_si512() }
-        }
-        #[inline(always)]
-        unsafe fn xor(a: __m512i, b: __m512i) -> __m512i {
-            // SAFETY: as for `zero`.
-            unsafe { _mm512_xor_si512(a, b) }
-        }
-        #[inline(always)]
-        unsafe fn and(a: __m512i, b: __m512i) -> __m512i {
-            // SAFETY: the caller has AVX-512F.
-            unsafe { _mm512_and_si512(a, b) }
-        }
-        #[inline(always)]
-        fn tail(len: usize) -> Option<masked::Tail> {
-            masked::tail(len)
-        }
-        #[inline(always)]
-        unsafe fn load_tail(t: masked::Tail, row: *const u8) -> __m512i {
-            // SAFETY: as the caller promises; the tier has AVX-512BW.
-            unsafe { masked::load(t, row) }
-        }
-        #[inline(always)]
-        unsafe fn add_tail(t: masked::Tail, row: *mut u8, v: __m512i) {
-            // SAFETY: as for `load_tail`.
-            unsafe { masked::add(t, row, v) }
-        }
-        #[inline(always)]
-        unsafe fn set_tail(t: masked::Tail, row: *mut u8, v: __m512i) {
-            // SAFETY: as for `load_tail`.
-            unsafe { masked::set(t, row, v) }
-        }
-    };
-}
-
-/// Nibble tables with AVX-512BW: `vpshufb` on 64 bytes.
-#[derive(Clone, Copy)]
-pub(super) struct Avx512;
-
-impl Simd for Avx512 {
-    vectors512!();
-    type M = (__m512i, __m512i);
-    type X = (__m512i, __m512i);
-
-    #[inline(always)]
-    unsafe fn prepare(m: &ByteMap) -> Self::M {
-        // SAFETY: the caller has AVX-512F; each table is 16 readable bytes.
-        unsafe { (table512(m.lo.as_ptr()), table512(m.hi.as_ptr())) }
-    }
-    #[inline(always)]
-    unsafe fn split(x: __m512i) -> Self::X {
-        // SAFETY: the caller has AVX-512BW.
-        unsafe {
-            let mask = _mm512_set1_epi8(0x0f);
-            (_mm512_and_si512(x, mask), _mm512_and_si512(_mm512_srli_epi16::<4>(x), mask))
-        }
-    }
-    #[inline(always)]
-    unsafe fn mul(m: Self::M, x: Self::X) -> __m512i {
-        // SAFETY: as for `split`.
-        unsafe { _mm512_xor_si512(_mm512_shuffle_epi8(m.0, x.0), _mm512_shuffle_epi8(m.1, x.1)) }
-    }
-}
-
-/// GFNI on 256-bit vectors, VEX-encoded: for CPUs with GFNI and AVX2 but
-/// no AVX-512.
-#[derive(Clone, Copy)]
-pub(super) struct Gfni256;
-
-impl Simd for Gfni256 {
-    const W: usize = 32;
-    type V = __m256i;
-    type M = __m256i;
-    type X = __m256i;
-    type Tail = Overlap<__m256i>;
-
-    #[inline(always)]
-    unsafe fn load(p: *const u8) -> __m256i {
-        // SAFETY: the caller makes 32 bytes readable and has AVX.
-        unsafe { _mm256_loadu_si256(p.cast()) }
-    }
-    #[inline(always)]
-    unsafe fn store(p: *mut u8, v: __m256i) {
-        // SAFETY: the caller makes 32 bytes writable and has AVX.
-        unsafe { _mm256_storeu_si256(p.cast(), v) }
-    }
-    #[inline(always)]
-    unsafe fn zero() -> __m256i {
-        // SAFETY: the caller has AVX2 and GFNI.
-        unsafe { _mm256_setzero_si256() }
-    }
-    #[inline(always)]
-    unsafe fn xor(a: __m256i, b: __m256i) -> __m256i {
-        // SAFETY: as for `zero`.
-        unsafe { _mm256_xor_si256(a, b) }
-    }
-    #[inline(always)]
-    unsafe fn and(a: __m256i, b: __m256i) -> __m256i {
-        // SAFETY: the caller has AVX2.
-        unsafe { _mm256_and_si256(a, b) }
-    }
-    #[inline(always)]
-    unsafe fn prepare(m: &ByteMap) -> __m256i {
-        // SAFETY: as for `zero`.
-        unsafe { _mm256_set1_epi64x(m.affine as i64) }
-    }
-    #[inline(always)]
-    unsafe fn split(x: __m256i) -> __m256i {
-        x
-    }
-    #[inline(always)]
-    unsafe fn mul(m: __m256i, x: __m256i) -> __m256i {
-        // SAFETY: as for `zero`.
-        unsafe { _mm256_gf2p8affine_epi64_epi8::<0>(x, m) }
-    }
-    #[inline(always)]
-    fn tail(len: usize) -> Option<Overlap<__m256i>> {
-        Overlap::of::<Self>(len)
-    }
-    #[inline(always)]
-    unsafe fn load_tail(t: Overlap<__m256i>, row: *const u8) -> __m256i {
-        // SAFETY: as the caller promises.
-        unsafe { t.load::<Self>(row) }
-    }
-    #[inline(always)]
-    unsafe fn add_tail(t: Overlap<__m256i>, row: *mut u8, v: __m256i) {
-        // SAFETY: as the caller promises.
-        unsafe { t.add::<Self>(row, v) }
-    }
-    #[inline(always)]
-    unsafe fn set_tail(t: Overlap<__m256i>, row: *mut u8, v: __m256i) {
-        // SAFETY: as the caller promises.
-        unsafe { t.set::<Self>(row, v) }
-    }
-}
-
-/// GFNI with AVX-512BW: one `vgf2p8affineqb` per 64 bytes.
-#[derive(Clone, Copy)]
-pub(super) struct Gfni512;
-
-impl Simd for Gfni512 {
-    vectors512!();
-    type M = __m512i;
-    type X = __m512i;
-
-    #[inline(always)]
-    unsafe fn prepare(m: &ByteMap) -> __m512i {
-        // SAFETY: the caller has AVX-512F and GFNI.
-        unsafe { _mm512_set1_epi64(m.affine as i64) }
-    }
-    #[inline(always)]
-    unsafe fn split(x: __m512i) -> __m512i {
-        x
-    }
-    #[inline(always)]
-    unsafe fn mul(m: __m512i, x: __m512i) -> __m512i {
-        // SAFETY: as for `prepare`.
-        unsafe { _mm512_gf2p8affine_epi64_epi8::<0>(x, m) }
-    }
-}
+nibble_tier!(
+    Ssse3,
+    __m128i,
+    16,
+    load = _mm_loadu_si128,
+    store = _mm_storeu_si128,
+    zero = _mm_setzero_si128,
+    xor = _mm_xor_si128,
+    and = _mm_and_si128,
+    shuffle = _mm_shuffle_epi8,
+    srli16 = _mm_srli_epi16,
+    splat8 = _mm_set1_epi8,
+    tables = table128,
+    tail = overlap
+);
+nibble_tier!(
+    Avx2,
+    __m256i,
+    32,
+    load = _mm256_loadu_si256,
+    store = _mm256_storeu_si256,
+    zero = _mm256_setzero_si256,
+    xor = _mm256_xor_si256,
+    and = _mm256_and_si256,
+    shuffle = _mm256_shuffle_epi8,
+    srli16 = _mm256_srli_epi16,
+    splat8 = _mm256_set1_epi8,
+    tables = table256,
+    tail = overlap
+);
+nibble_tier!(
+    Avx512,
+    __m512i,
+    64,
+    load = _mm512_loadu_si512,
+    store = _mm512_storeu_si512,
+    zero = _mm512_setzero_si512,
+    xor = _mm512_xor_si512,
+    and = _mm512_and_si512,
+    shuffle = _mm512_shuffle_epi8,
+    srli16 = _mm512_srli_epi16,
+    splat8 = _mm512_set1_epi8,
+    tables = table512,
+    tail = masked
+);
+// VEX-encoded: for CPUs with GFNI and AVX2 but no AVX-512.
+gfni_tier!(
+    Gfni256,
+    __m256i,
+    32,
+    load = _mm256_loadu_si256,
+    store = _mm256_storeu_si256,
+    zero = _mm256_setzero_si256,
+    xor = _mm256_xor_si256,
+    and = _mm256_and_si256,
+    splat64 = _mm256_set1_epi64x,
+    affine = _mm256_gf2p8affine_epi64_epi8,
+    tail = overlap
+);
+gfni_tier!(
+    Gfni512,
+    __m512i,
+    64,
+    load = _mm512_loadu_si512,
+    store = _mm512_storeu_si512,
+    zero = _mm512_setzero_si512,
+    xor = _mm512_xor_si512,
+    and = _mm512_and_si512,
+    splat64 = _mm512_set1_epi64,
+    affine = _mm512_gf2p8affine_epi64_epi8,
+    tail = masked
+);
 
 mod ssse3 {
     use super::*;
