@@ -195,6 +195,7 @@ pub(crate) fn gf2_in_place_without_copy(k: &Kernels, n: usize) -> bool {
 /// lines (docs/benchmarks.md). Up to 16 inputs the slices stay in
 /// registers, and 8 outputs pay for slicing; from 17 to 64 inputs it
 /// takes 16. M4RM was nowhere faster than both.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 fn slicing_pays(n: usize, m: usize) -> bool {
     n >= 8 && (m >= 16 || m >= 8 && (n <= 16 || n >= 128))
 }

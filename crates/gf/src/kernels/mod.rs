@@ -11,7 +11,7 @@
 use crate::tables::ByteMap;
 use std::sync::OnceLock;
 
-#[cfg(test)]
+#[cfg(all(test, any(target_arch = "x86", target_arch = "x86_64")))]
 pub(crate) use binary::four_russians;
 pub(crate) use binary::{gf2_in_place_without_copy, gf2_matmul, gf2_matmul_in_place};
 
