@@ -27,8 +27,9 @@ mod simd;
 mod x86;
 
 /// An instruction set the kernels can run on, a *tier*. Declared from the
-/// slowest to the fastest, as measured (docs/benchmarks.md): the dispatch
-/// picks the last one the CPU has.
+/// slowest to the fastest, as measured (docs/benchmarks.md; AVX-512BW and
+/// GFNI-256 measured level, and a CPU with both runs GFNI-512): the
+/// dispatch picks the last one the CPU has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Isa {
     /// Portable code: word-wide XOR and table lookups.
