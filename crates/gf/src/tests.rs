@@ -545,9 +545,10 @@ fn gf2_product_crossovers() {
     const LEN: usize = 1500;
     const STRIDE: usize = 1536;
     type Product = Box<dyn Fn(&[u8], &[&[u8]], &mut [&mut [u8]])>;
-    // SAFETY: GFNI with AVX-512BW was detected, and the shapes agree.
     let products: [(&str, Product); 3] = [
+        // SAFETY: GFNI with AVX-512BW was detected, and the shapes agree.
         ("direct", Box::new(|a, xs, ys| unsafe { direct(a, xs, ys, false) })),
+        // SAFETY: as for `direct`.
         ("sliced", Box::new(|a, xs, ys| unsafe { sliced(a, xs, ys, false) })),
         ("m4rm", Box::new(move |a, xs, ys| kernels::four_russians(&k, a, xs, ys, false))),
     ];
