@@ -17,8 +17,7 @@ use crate::tables::{ByteMap, FROM_AES, TO_AES};
 
 /// The kernels for `isa`, if this CPU has its features.
 pub fn kernels(isa: Isa) -> Option<Kernels> {
-    let has = |f: &[bool]| f.iter().all(|&b| b);
-    let avx512 = has(&[is_x86_feature_detected!("avx512f"), is_x86_feature_detected!("avx512bw")]);
+    let avx512 = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw");
     let gfni = is_x86_feature_detected!("gfni");
     let avx2 = is_x86_feature_detected!("avx2");
     match isa {
