@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: demo test lint docs test-wheel bench-codec bench-sim bench-report bench-wifi fuzz clean
+.PHONY: demo test lint docs test-wheel test-neon bench-codec bench-sim bench-report bench-wifi fuzz clean
 
 demo: $(STAMP)
 	$(BIN)/ncmesh reproduce honc2012 --quick --out demo-out
@@ -38,10 +38,27 @@ docs: $(STAMP)
 test-wheel: $(STAMP)
 	PYTHON=$(PYTHON) bash .ci/test-wheel
 
+# Every kernel tier this CPU runs, each against its peers forced to the same
+# tier; ISA-L comes from Debian (libisal-dev).
 bench-codec: $(STAMP)
+	@ldconfig -p | grep -q 'libisal\.so\.2' || (apt-get update -qq && apt-get install -y -qq libisal-dev) >/dev/null
 	$(BIN)/python -m pip install -q galois raptorq
 	cargo bench -p ncmesh-codec --bench codec
 	$(BIN)/python -m ncmesh.bench_codec
+
+# The NEON tier against the scalar reference, and the codecs on it, on
+# AArch64 under qemu-user with Debian's cross toolchain. The wire-format
+# tests, which hold nothing tier-specific, take minutes under emulation and
+# are left to the native run.
+AARCH64 := aarch64-unknown-linux-gnu
+NEON_ENV := CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
+test-neon:
+	@command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null \
+		|| (apt-get update -qq && apt-get install -y -qq qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross) >/dev/null
+	rustup target list --installed | grep -qx $(AARCH64) || rustup target add $(AARCH64)
+	$(NEON_ENV) cargo test --target $(AARCH64) -p ncmesh-gf
+	$(NEON_ENV) cargo test --target $(AARCH64) -p ncmesh-codec --lib --test rlnc --test lt --test sliding
 
 # ns-3 from PyPI (its wheel builds cppyy: a C++ compiler and about 6 minutes).
 bench-sim: $(STAMP)

@@ -1,11 +1,13 @@
 """The Python half of ``make bench-codec``.
 
-Measures the bindings and the Python peers (galois, raptorq), merges their
-rows with the Rust run's ``target/bench/codec-rust.json`` into
-``target/bench/codec.json``, fills ``ratio_to_best_peer`` on ncmesh rows,
-prints the table, and writes the tables of docs/benchmarks.md to
-``target/bench/codec.md``. Throughput is source bytes (g x symbol bytes) per second,
-the median of five timed batches, as in the Rust benchmark.
+Measures the bindings and the Python peers (galois, raptorq) on the kernel
+tier in use, merges their rows with the Rust run's
+``target/bench/codec-rust.json`` (every tier the CPU runs) into
+``target/bench/codec.json``, fills ``ratio_to_best_peer`` on ncmesh rows
+(against peers measured on the same tier), prints the table, and writes the
+tables of docs/benchmarks.md to ``target/bench/codec.md``. Throughput is
+source bytes (g x symbol bytes) per second, the median of five timed
+batches, as in the Rust benchmark.
 """
 
 from __future__ import annotations
@@ -42,7 +44,16 @@ def rate(work: Callable[[], object], nbytes: int) -> float:
 
 
 def row(impl: str, op: str, field: str, g: int, mb_per_s: float, **extra) -> dict:
-    return {"impl": impl, "op": op, "field": field, "g": g, "symbol_bytes": SYMBOL, "mb_per_s": mb_per_s, **extra}
+    return {
+        "isa": codec.simd_isa(),
+        "impl": impl,
+        "op": op,
+        "field": field,
+        "g": g,
+        "symbol_bytes": SYMBOL,
+        "mb_per_s": mb_per_s,
+        **extra,
+    }
 
 
 def ncmesh_python(g: int) -> list[dict]:
@@ -115,16 +126,20 @@ def raptorq_peer(k: int) -> list[dict]:
     ]
 
 
+def is_peer(r: dict) -> bool:
+    return not r["impl"].startswith("ncmesh")
+
+
 def with_ratios(rows: list[dict]) -> list[dict]:
-    """`ratio_to_best_peer` on ncmesh rows, and `ratio_to_rust` on the bindings' rows."""
+    """`ratio_to_best_peer` on ncmesh rows, against peers on the same tier; `ratio_to_rust` on the bindings' rows."""
 
     def key(r):
-        return (r["op"], r["field"], r["g"], r["symbol_bytes"])
+        return (r.get("isa"), r["op"], r["field"], r["g"], r["symbol_bytes"])
 
     best_peer: dict[tuple, float] = {}
     rust: dict[tuple, float] = {}
     for r in rows:
-        if not r["impl"].startswith("ncmesh"):
+        if is_peer(r):
             best_peer[key(r)] = max(best_peer.get(key(r), 0.0), r["mb_per_s"])
         elif r["impl"] == "ncmesh":
             rust[key(r)] = r["mb_per_s"]
@@ -144,41 +159,185 @@ def _mb(x: float | None) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
 
 
-def markdown(rows: list[dict]) -> str:
-    """The tables docs/benchmarks.md records, from one run's rows."""
-    at = {(r["impl"], r["op"], r["field"], r["g"]): r["mb_per_s"] for r in rows}
-    gs = (16, 64, 256)
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}x" if a and b else "–"
+
+
+def _share(a: float | None, b: float | None) -> str:
+    return f"{a / b:.0%}" if a and b else "–"
+
+
+TIERS = ("scalar", "neon", "ssse3", "avx2", "avx512", "gfni256", "gfni512")
+FLAGS = ("ssse3", "avx2", "avx512f", "avx512bw", "avx512vl", "gfni", "vaes", "vpclmulqdq", "asimd", "neon")
+
+
+# The ceiling of each tier's matrix product, from its instruction counts: the
+# vector operations one multiply-add of one vector costs in the blocked
+# product (K outputs a group), the bytes a vector holds, and how many vector
+# operations the core issues a cycle at that width. Nibble tables: two shuffles
+# and two XORs, and a shift and two ANDs per input vector shared by the K
+# outputs; GFNI: one affine and one XOR. Three vector ALUs up to 256 bits and
+# two at 512 bits is the issue width of Intel cores since Skylake-SP (ports 0,
+# 1 and 5; 0 and 1 fuse for 512-bit operations); shuffles and affines are
+# assumed not to be limited further.
+CEILING = {
+    "ssse3": (16, 4 + 3 / 4, 3),
+    "avx2": (32, 4 + 3 / 4, 3),
+    "avx512": (64, 4 + 3 / 8, 2),
+    "gfni256": (32, 2, 3),
+    "gfni512": (64, 2, 2),
+}
+
+
+def nominal_mhz() -> float | None:
+    """The clock /proc/cpuinfo states: the TSC rate on a virtual machine, not the boosted core clock."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("cpu MHz"):
+                return float(line.split(":")[1])
+    except OSError:
+        pass
+    return None
+
+
+def ceiling_table(rows: list[dict], mhz: float | None) -> list[str]:
+    """Per tier: the model's bytes per cycle, the measured product in L1 against it, encode and decode against that."""
+    at = {(r.get("isa"), r["impl"], r["op"], r["g"]): r["mb_per_s"] for r in rows if r["field"] == "gf256"}
     out = [
-        "## RLNC over GF(2^8)",
+        "## Ceilings",
         "",
-        "| op | g | ncmesh | rlnc-simdx | rlnc | galois | ncmesh / best peer |",
+        f"Model: bytes of multiply-add per cycle from instruction counts and issue width; at {mhz or 0:,.0f} MHz,",
+        "the stated clock. The product in L1 is the measured ceiling; encode and decode at g are g x their MB/s.",
+        "",
+        "| tier | ops per vector | bytes / cycle | model at the stated clock | product in L1 | of model "
+        "| encode g = 16 / 64 / 256, of L1 | decode g = 16 / 64 / 256, of L1 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for isa, (width, ops, issue) in CEILING.items():
+        l1 = at.get((isa, "ncmesh", "product_l1", 64))
+        if l1 is None:
+            continue
+        per_cycle = width * issue / ops
+        model = per_cycle * mhz if mhz else None
+        shares = {
+            op: " / ".join(
+                _share(g * at[(isa, "ncmesh", op, g)], l1) if (isa, "ncmesh", op, g) in at else "–"
+                for g in (16, 64, 256)
+            )
+            for op in ("encode", "decode")
+        }
+        out.append(
+            f"| {isa} | {ops:g} | {per_cycle:.1f} | {_mb(model)} | {_mb(l1)} | {_share(l1, model)} "
+            f"| {shares['encode']} | {shares['decode']} |"
+        )
+    return out
+
+
+def markdown(rows: list[dict], cpu: dict | None = None) -> str:
+    """The tables docs/benchmarks.md records, from one run's rows: per tier, then for the fastest."""
+    tiers = sorted({r.get("isa") for r in rows if r.get("isa") in TIERS}, key=TIERS.index)
+    best = tiers[-1] if tiers else None
+    at = {(r.get("isa"), r["impl"], r["op"], r["field"], r["g"]): r["mb_per_s"] for r in rows}
+
+    def peer(isa, name, op, g, field="gf256"):
+        """The rate of the peer `name`, on `isa`, and the tier it names for itself, as `isa-l (avx2)` does."""
+        for (tier, impl, o, f, gg), mb in at.items():
+            if tier == isa and impl.split(" (")[0] == name and o == op and f == field and gg == g:
+                return mb, impl.partition(" (")[2].rstrip(")")
+        return None, ""
+
+    def cell(rate, own_tier=""):
+        return f"{_mb(rate)} ({own_tier})" if rate and own_tier else _mb(rate)
+
+    gs = (16, 64, 256)
+    out = []
+    if cpu:
+        flags = [f for f in FLAGS if f in cpu.get("flags", [])]
+        out += [
+            "## Machine",
+            "",
+            f"{cpu.get('model', '?')}, {cpu.get('cores', '?')} cores; flags {' '.join(flags) or '–'}; "
+            f"tiers {', '.join(cpu.get('tiers', []))} (the full flags are in codec.json).",
+            "",
+        ]
+    out += [
+        "## Multiply-add kernel on every tier",
+        "",
+        "`y ^= c x` on one 1500-byte symbol in L1, MB/s of `x`; each peer forced to the tier (its own name for it",
+        "in brackets).",
+        "The product in L1 is a 24 x 64 product of 384-byte rows, in MB/s of multiply-adds: the measured ceiling",
+        "that the last column of the RLNC tables compares g x (encode or decode MB/s) with.",
+        "",
+        "| tier | ncmesh | ISA-L | rlnc-simdx | ncmesh / ISA-L | ncmesh / rlnc-simdx | product in L1 |",
         "|---|---|---|---|---|---|---|",
     ]
-    for op in ("encode", "recode", "decode"):
-        for g in gs:
-            peers = [at.get((p, op, "gf256", g)) for p in ("rlnc-simdx", "rlnc", "galois")]
-            ours = at.get(("ncmesh", op, "gf256", g))
-            best = max((p for p in peers if p), default=None)
-            ratio = f"{ours / best:.2f}x" if ours and best else "–"
-            out.append(f"| {op} | {g} | {_mb(ours)} | " + " | ".join(map(_mb, peers)) + f" | {ratio} |")
-    out += ["", "## Fields", "", "| op | g | GF(2^8) | GF(2) | GF(2) / GF(2^8) |", "|---|---|---|---|---|"]
-    for op in ("encode", "recode", "recode_partial", "decode", "decode_reset"):
-        for g in gs:
-            wide, binary = at.get(("ncmesh", op, "gf256", g)), at.get(("ncmesh", op, "gf2", g))
-            ratio = f"{binary / wide:.2f}x" if wide and binary else "–"
-            out.append(f"| {op} | {g} | {_mb(wide)} | {_mb(binary)} | {ratio} |")
+    for isa in tiers:
+        ours = at.get((isa, "ncmesh", "mad", "gf256", 1))
+        isal, isal_tier = peer(isa, "isa-l", "mad", 1)
+        simdx, simdx_tier = peer(isa, "rlnc-simdx", "mad", 1)
+        out.append(
+            f"| {isa} | {_mb(ours)} | {cell(isal, isal_tier)} | {cell(simdx, simdx_tier)} | {_ratio(ours, isal)} "
+            f"| {_ratio(ours, simdx)} | {_mb(at.get((isa, 'ncmesh', 'product_l1', 'gf256', 64)))} |"
+        )
+    out += ["", *ceiling_table(rows, (cpu or {}).get("mhz"))]
+    for isa in tiers:
+        l1 = at.get((isa, "ncmesh", "product_l1", "gf256", 64))
+        out += [
+            "",
+            f"## RLNC over GF(2^8) on {isa}",
+            "",
+            "| op | g | ncmesh | rlnc-simdx | rlnc | ISA-L | galois | ncmesh / best peer | ncmesh / ISA-L "
+            "| of L1 product |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for op in ("encode", "encode_fixed", "recode", "decode"):
+            for g in gs:
+                ours = at.get((isa, "ncmesh", op, "gf256", g))
+                peers = [peer(isa, p, op, g) for p in ("rlnc-simdx", "rlnc", "isa-l", "galois")]
+                best_peer = max((rate for rate, _ in peers if rate), default=None)
+                ceiling = _share(g * ours, l1) if ours and l1 and op != "encode_fixed" else "–"
+                out.append(
+                    f"| {op} | {g} | {_mb(ours)} | "
+                    + " | ".join(cell(rate, own) for rate, own in peers)
+                    + f" | {_ratio(ours, best_peer)} | {_ratio(ours, peers[2][0])} | {ceiling} |"
+                )
+    if best is None:
+        return "\n".join(out) + "\n"
     out += [
         "",
-        "## Python bindings",
+        f"## Fields on {best}",
+        "",
+        "| op | g | GF(2^8) | GF(2) | GF(2) / GF(2^8) |",
+        "|---|---|---|---|---|",
+    ]
+    for op in ("encode", "recode", "recode_partial", "decode", "decode_reset"):
+        for g in gs:
+            wide, binary = at.get((best, "ncmesh", op, "gf256", g)), at.get((best, "ncmesh", op, "gf2", g))
+            out.append(f"| {op} | {g} | {_mb(wide)} | {_mb(binary)} | {_ratio(binary, wide)} |")
+    out += [
+        "",
+        f"## Python bindings on {best}",
         "",
         "| op | g | Python bindings | Rust | bindings / Rust |",
         "|---|---|---|---|---|",
     ]
     for op in ("encode", "decode"):
         for g in gs:
-            py, rust = at.get(("ncmesh-python", op, "gf256", g)), at.get(("ncmesh", op, "gf256", g))
-            share = f"{py / rust:.0%}" if py and rust else "–"
-            out.append(f"| {op} | {g} | {_mb(py)} | {_mb(rust)} | {share} |")
+            py, rust = at.get((best, "ncmesh-python", op, "gf256", g)), at.get((best, "ncmesh", op, "gf256", g))
+            out.append(f"| {op} | {g} | {_mb(py)} | {_mb(rust)} | {_share(py, rust)} |")
+    out += [
+        "",
+        "## LT on every tier",
+        "",
+        "| tier | op | K | ncmesh LT | raptorq (RaptorQ) | ncmesh / raptorq |",
+        "|---|---|---|---|---|---|",
+    ]
+    for isa in tiers:
+        for op in ("lt_encode", "lt_decode"):
+            for k in (64, 1000):
+                ours, theirs = at.get((isa, "ncmesh", op, "gf2", k)), at.get((best, "raptorq", op, "gf2", k))
+                if ours:
+                    out.append(f"| {isa} | {op} | {k} | {_mb(ours)} | {_mb(theirs)} | {_ratio(ours, theirs)} |")
     return "\n".join(out) + "\n"
 
 
@@ -192,7 +351,9 @@ def main(bench_dir: Path = Path("target/bench")) -> None:
     rust_file = bench_dir / "codec-rust.json"
     if not rust_file.exists():
         sys.exit(f"{rust_file} is missing: run `cargo bench -p ncmesh-codec --bench codec` first")
-    rows = json.loads(rust_file.read_text())["rows"]
+    rust = json.loads(rust_file.read_text())
+    rows, cpu = rust["rows"], rust.get("cpu") or {}
+    cpu["mhz"] = nominal_mhz()
     console = Console()
     with console.status("measuring the Python bindings and peers"):
         for g in (16, 64, 256):
@@ -202,16 +363,17 @@ def main(bench_dir: Path = Path("target/bench")) -> None:
         for k in (64, 1000):
             rows += raptorq_peer(k)
     rows = with_ratios(rows)
-    write_atomically(bench_dir / "codec.json", json.dumps({"rows": rows}, indent=1))
-    write_atomically(bench_dir / "codec.md", markdown(rows))
+    write_atomically(bench_dir / "codec.json", json.dumps({"cpu": cpu, "rows": rows}, indent=1))
+    write_atomically(bench_dir / "codec.md", markdown(rows, cpu))
 
     table = Table(title=f"Codec throughput, {SYMBOL}-byte symbols (kernels: {codec.simd_isa()})")
-    for column in ("impl", "op", "field", "g", "MB/s", "vs best peer", "vs Rust"):
+    for column in ("isa", "impl", "op", "field", "g", "MB/s", "vs best peer", "vs Rust"):
         table.add_column(column, justify="right")
-    for r in sorted(rows, key=lambda r: (r["op"], r["field"], r["g"], r["impl"])):
+    for r in sorted(rows, key=lambda r: (TIERS.index(r.get("isa", "scalar")), r["op"], r["field"], r["g"], r["impl"])):
         ratio = r.get("ratio_to_best_peer")
         to_rust = r.get("ratio_to_rust")
         table.add_row(
+            r.get("isa", ""),
             r["impl"],
             r["op"],
             r["field"],

@@ -1,17 +1,23 @@
-//! Codec throughput against the open Rust RLNC crates, in one run.
+//! Codec throughput against the open Rust RLNC crates and ISA-L, on every
+//! kernel tier the CPU runs, in one run.
 //!
 //! Throughput is generation bytes (g x symbol bytes) per second of work:
 //! producing g coded symbols (encode, recode), or consuming symbols until the
 //! generation is complete (decode). Each figure is the median of five timed
-//! batches. Rows go to `target/bench/codec-rust.json` as `{"rows": [...]}`.
+//! batches. The run measures each tier in a process of its own, with
+//! `NCMESH_GF_ISA` set and each peer forced to the same tier where it
+//! allows it, in three rounds of every tier (the median is kept), and
+//! writes every row, with its `isa`, to `target/bench/codec-rust.json` as
+//! `{"cpu": {...}, "rows": [...]}`.
 //!
 //! `cargo bench -p ncmesh-codec --bench codec [-- quick] [FILTER...]`: a
 //! filter such as `ncmesh/decode` runs the matching cases only, and writes
-//! no file.
+//! no file. With `NCMESH_GF_ISA` set, only that tier runs.
 
 use ncmesh_codec::prng::SplitMix64;
 use ncmesh_codec::rlnc::{Decoder, Encoder, Recoder};
 use ncmesh_codec::{lt, xor::Combination, Field};
+use ncmesh_gf::{Isa, Kernels};
 use rand::SeedableRng;
 use serde_json::{json, Value};
 use std::hint::black_box;
@@ -20,6 +26,8 @@ use std::time::{Duration, Instant};
 const SYMBOL: usize = 1500;
 
 struct Bench {
+    /// The tier this process measures.
+    isa: Isa,
     rows: Vec<Value>,
     batch: Duration,
     /// Only cases whose `impl/op/field/g` contains one of these run.
@@ -59,9 +67,10 @@ impl Bench {
             .collect();
         rates.sort_by(f64::total_cmp);
         let mb_per_s = rates[2];
-        println!("{imp:>12} {op:>18} {field:>6} g={g:<5} {mb_per_s:>10.1} MB/s");
-        self.rows
-            .push(json!({"impl": imp, "op": op, "field": field, "g": g, "symbol_bytes": SYMBOL, "mb_per_s": mb_per_s}));
+        let isa = self.isa.name();
+        println!("{isa:>8} {imp:>12} {op:>18} {field:>6} g={g:<5} {mb_per_s:>10.1} MB/s");
+        self.rows.push(json!({"isa": isa, "impl": imp, "op": op, "field": field, "g": g, "symbol_bytes": SYMBOL,
+            "mb_per_s": mb_per_s}));
         mb_per_s
     }
 }
@@ -109,6 +118,15 @@ fn ncmesh_rlnc(b: &mut Bench, f: Field, g: usize) {
         encoder.encode_batch(&c, &mut p).unwrap();
         black_box(&p);
     });
+    if f == Field::GF256 {
+        // The same coefficients every time: the product alone, as ISA-L's
+        // `encode_fixed` with its tables kept.
+        let fixed = fixed_coefficients(g);
+        b.measure("ncmesh", "encode_fixed", name, g, g * SYMBOL, || {
+            encoder.encode_batch(&fixed, &mut p).unwrap();
+            black_box(&p);
+        });
+    }
     let symbols = coded(&encoder, g + 40);
     let mut relay = Recoder::new(f, g, SYMBOL).unwrap();
     for (c, p) in &symbols {
@@ -196,8 +214,209 @@ fn peer_rlnc(b: &mut Bench, g: usize) {
     });
 }
 
+/// A `g x g` matrix of GF(2^8) coefficients from the codec's generator.
+fn fixed_coefficients(g: usize) -> Vec<u8> {
+    let mut c = vec![0; g * g];
+    for (seed, row) in c.chunks_exact_mut(g).enumerate() {
+        ncmesh_codec::coefficients::generate(Field::GF256, seed as u64 + 1, row);
+    }
+    c
+}
+
+/// The tier rlnc-simdx's encoder and decoder run on: its own choice, which
+/// cannot be forced (only its single-row kernel can).
+fn simdx_isa() -> Option<Isa> {
+    simdx_tier(rlnc_simdx::kernel::active_kernel_name())
+}
+
+fn simdx_tier(name: &str) -> Option<Isa> {
+    let name = name.split_whitespace().next().unwrap_or_default();
+    Some(match name {
+        "gfni+avx512" => Isa::Gfni512,
+        "gfni+avx2" => Isa::Gfni256,
+        "avx512+ssse3" => Isa::Avx512,
+        "avx2+ssse3" => Isa::Avx2,
+        "ssse3" => Isa::Ssse3,
+        "neon" => Isa::Neon,
+        "scalar" => Isa::Scalar,
+        _ => return None,
+    })
+}
+
+/// ISA-L's erasure-code library, loaded at run time (Debian's `libisal2`):
+/// its per-tier entry points let it be forced to a tier as ncmesh is.
+#[cfg(target_arch = "x86_64")]
+mod isal {
+    use super::Isa;
+    use std::ffi::{c_char, c_int, c_void};
+
+    type InitTables = unsafe extern "C" fn(c_int, c_int, *const u8, *mut u8);
+    type Encode = unsafe extern "C" fn(c_int, c_int, c_int, *const u8, *const *const u8, *const *mut u8);
+    type Mad = unsafe extern "C" fn(c_int, c_int, c_int, *const u8, *const u8, *mut u8);
+
+    extern "C" {
+        fn dlopen(filename: *const c_char, flag: c_int) -> *mut c_void;
+        fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+    }
+
+    /// ISA-L's functions for one tier.
+    #[derive(Clone, Copy)]
+    pub struct Isal {
+        /// Its name for the tier: `sse`, `avx2` or `avx512`.
+        pub tier: &'static str,
+        init_tables: InitTables,
+        encode: Encode,
+        mad: Mad,
+    }
+
+    impl Isal {
+        /// ISA-L's code for `isa`: the best it has at or below that tier.
+        /// Debian's 2.30 has no GFNI code, so the GFNI tiers get AVX2 or AVX-512.
+        pub fn load(isa: Isa) -> Option<Isal> {
+            use std::arch::is_x86_feature_detected as has;
+            let avx512 = has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx512dq");
+            let tier = match isa {
+                Isa::Ssse3 => "sse",
+                Isa::Avx2 | Isa::Gfni256 => "avx2",
+                Isa::Avx512 | Isa::Gfni512 if avx512 => "avx512",
+                _ => return None,
+            };
+            // SAFETY: a library name and a flag; a null handle is checked.
+            let lib = unsafe { dlopen(c"libisal.so.2".as_ptr(), 2) };
+            if lib.is_null() {
+                return None;
+            }
+            let symbol = |name: String| -> Option<*mut c_void> {
+                let name = std::ffi::CString::new(name).ok()?;
+                // SAFETY: a live handle and a NUL-terminated name.
+                let p = unsafe { dlsym(lib, name.as_ptr()) };
+                (!p.is_null()).then_some(p)
+            };
+            // SAFETY: the symbols are ISA-L's functions of these C signatures
+            // (erasure_code.h), which the library keeps loaded.
+            unsafe {
+                Some(Isal {
+                    tier,
+                    init_tables: std::mem::transmute::<*mut c_void, InitTables>(symbol("ec_init_tables".into())?),
+                    encode: std::mem::transmute::<*mut c_void, Encode>(symbol(format!("ec_encode_data_{tier}"))?),
+                    mad: std::mem::transmute::<*mut c_void, Mad>(symbol(format!("gf_vect_mad_{tier}"))?),
+                })
+            }
+        }
+
+        /// The 32-byte tables of a `rows x k` coefficient matrix.
+        pub fn tables(&self, k: usize, rows: usize, a: &[u8], out: &mut Vec<u8>) {
+            assert_eq!(a.len(), k * rows);
+            out.resize(32 * k * rows, 0);
+            // SAFETY: `a` holds `k * rows` coefficients and `out` 32 bytes for each.
+            unsafe { (self.init_tables)(k as c_int, rows as c_int, a.as_ptr(), out.as_mut_ptr()) }
+        }
+
+        /// `coding[i] = sum_j a_ij data[j]`, from the tables of `a`.
+        pub fn encode(&self, tables: &[u8], data: &[&[u8]], coding: &mut [&mut [u8]]) {
+            let len = coding[0].len();
+            assert!(tables.len() == 32 * data.len() * coding.len() && len >= 64);
+            assert!(data.iter().all(|d| d.len() == len) && coding.iter().all(|c| c.len() == len));
+            let src: Vec<*const u8> = data.iter().map(|d| d.as_ptr()).collect();
+            let dst: Vec<*mut u8> = coding.iter_mut().map(|c| c.as_mut_ptr()).collect();
+            let (len, k, rows) = (len as c_int, data.len() as c_int, coding.len() as c_int);
+            // SAFETY: the shapes were checked; the CPU has the tier's features.
+            unsafe { (self.encode)(len, k, rows, tables.as_ptr(), src.as_ptr(), dst.as_ptr()) }
+        }
+
+        /// `y ^= c x` from the 32-byte table of `c`.
+        pub fn mad(&self, table: &[u8], x: &[u8], y: &mut [u8]) {
+            assert!(table.len() == 32 && x.len() == y.len() && x.len() >= 64);
+            // SAFETY: as for `encode`.
+            unsafe { (self.mad)(x.len() as c_int, 1, 0, table.as_ptr(), x.as_ptr(), y.as_mut_ptr()) }
+        }
+    }
+}
+
+/// ISA-L's RLNC encoding at its tier for `b.isa`: coefficients drawn and
+/// expanded into its tables per batch (`encode`), as an RLNC sender must,
+/// and with the tables kept (`encode_fixed`), its product alone. Its output
+/// is checked against ncmesh's: both use GF(2^8) over 0x11D.
+#[cfg(target_arch = "x86_64")]
+fn peer_isal(b: &mut Bench, g: usize) {
+    let Some(isal) = isal::Isal::load(b.isa) else { return };
+    let data = random(g * SYMBOL, g as u64);
+    let sources: Vec<&[u8]> = data.chunks_exact(SYMBOL).collect();
+    let mut out = vec![0u8; g * SYMBOL];
+    let (mut c, mut tables) = (fixed_coefficients(g), Vec::new());
+    isal.tables(g, g, &c, &mut tables);
+    isal.encode(&tables, &sources, &mut out.chunks_exact_mut(SYMBOL).collect::<Vec<_>>());
+    let mut encoder = Encoder::new(Field::GF256, g, SYMBOL).unwrap();
+    encoder.set_data(&data).unwrap();
+    let mut ours = vec![0u8; g * SYMBOL];
+    encoder.encode_batch(&c, &mut ours).unwrap();
+    assert!(ours == out, "ISA-L and ncmesh disagree on an encoding");
+    let name = format!("isa-l ({})", isal.tier);
+    b.measure(&name, "encode_fixed", "gf256", g, g * SYMBOL, || {
+        isal.encode(&tables, &sources, &mut out.chunks_exact_mut(SYMBOL).collect::<Vec<_>>());
+        black_box(&out);
+    });
+    let mut seed = 0;
+    b.measure(&name, "encode", "gf256", g, g * SYMBOL, || {
+        for row in c.chunks_exact_mut(g) {
+            seed += 1;
+            ncmesh_codec::coefficients::generate(Field::GF256, seed, row);
+        }
+        isal.tables(g, g, &c, &mut tables);
+        isal.encode(&tables, &sources, &mut out.chunks_exact_mut(SYMBOL).collect::<Vec<_>>());
+        black_box(&out);
+    });
+}
+
+/// The multiply-add kernel `y ^= c x` on one 1500-byte symbol in L1, for
+/// ncmesh, ISA-L (`gf_vect_mad`) and rlnc-simdx (its `axpy`), each forced
+/// to this tier. Throughput is bytes of `x` per second.
+fn kernels_mad(b: &mut Bench) {
+    let (x, mut y) = (random(SYMBOL, 1), random(SYMBOL, 2));
+    let c = 0x8e;
+    b.measure("ncmesh", "mad", "gf256", 1, SYMBOL, || {
+        Field::GF256.symbol_axpy(c, black_box(&x), &mut y);
+        black_box(&y);
+    });
+    #[cfg(target_arch = "x86_64")]
+    if let Some(isal) = isal::Isal::load(b.isa) {
+        let mut table = Vec::new();
+        isal.tables(1, 1, &[c], &mut table);
+        b.measure(&format!("isa-l ({})", isal.tier), "mad", "gf256", 1, SYMBOL, || {
+            isal.mad(&table, black_box(&x), &mut y);
+            black_box(&y);
+        });
+    }
+    let isa = b.isa;
+    if let Some(tier) =
+        rlnc_simdx::kernel::bench::available_axpy_tiers().into_iter().find(|t| simdx_tier(t.name()) == Some(isa))
+    {
+        b.measure(&format!("rlnc-simdx ({})", tier.name()), "mad", "gf256", 1, SYMBOL, || {
+            tier.axpy(c, black_box(&x), &mut y);
+            black_box(&y);
+        });
+    }
+    // The kernel alone, in L1: a 24 x 64 product of 384-byte rows (33 KiB
+    // in all), in multiply-add bytes per second, the measured ceiling that
+    // encoding and decoding are compared with. 24 outputs are whole groups
+    // on every tier, and 384 bytes whole blocks.
+    let (outputs, inputs, len) = (24, 64, 384);
+    let xs: Vec<Vec<u8>> = (0..inputs).map(|j| random(len, 10 + j as u64)).collect();
+    let xr: Vec<&[u8]> = xs.iter().map(Vec::as_slice).collect();
+    let mut ys = vec![vec![0u8; len]; outputs];
+    let a: Vec<u8> = random(outputs * inputs, 5).iter().map(|&c| c | 1).collect();
+    b.measure("ncmesh", "product_l1", "gf256", inputs, outputs * inputs * len, || {
+        let mut outs: Vec<&mut [u8]> = ys.iter_mut().map(Vec::as_mut_slice).collect();
+        Field::GF256.symbol_matmul(&a, &xr, &mut outs);
+        black_box(&ys);
+    });
+}
+
 fn peer_simdx(b: &mut Bench, g: usize) {
     use rlnc_simdx::{CodedPacket, Decoder, Encoder, Recoder, SimpleRng};
+    if simdx_isa() != Some(b.isa) {
+        return;
+    }
     let source: Vec<Vec<u8>> = (0..g).map(|i| random(SYMBOL, i as u64)).collect();
     let refs: Vec<&[u8]> = source.iter().map(Vec::as_slice).collect();
     let encoder = Encoder::new(g, SYMBOL).unwrap();
@@ -244,9 +463,14 @@ fn ncmesh_lt(b: &mut Bench, k: usize) {
     let mut encoder = lt::Encoder::new(k, SYMBOL, dist.clone(), 9).unwrap();
     encoder.set_symbols(&random(k * SYMBOL, 3)).unwrap();
     let mut out = vec![0; SYMBOL];
-    // Overhead and success within 1.3K, peeling alone and with elimination.
+    // Overhead and success within 1.3K, peeling alone and with elimination:
+    // the same on every tier, so measured on the fastest only.
+    let trials = if b.isa == Kernels::choose(None).isa { 200 } else { 0 };
     let stats = |fallback| {
-        let needed = lt::overhead_trials(&dist, 200, 11, fallback);
+        if trials == 0 {
+            return (0.0, 0.0);
+        }
+        let needed = lt::overhead_trials(&dist, trials, 11, fallback);
         let mean = needed.iter().sum::<usize>() as f64 / needed.len() as f64 / k as f64 - 1.0;
         let within = needed.iter().filter(|&&n| n as f64 <= 1.3 * k as f64).count() as f64 / needed.len() as f64;
         (mean, within)
@@ -278,13 +502,40 @@ fn ncmesh_lt(b: &mut Bench, k: usize) {
         assert!(d.is_complete());
         black_box(d.data());
     });
+    // The work of the decode timed: each edge of a received symbol is one
+    // XOR of a whole symbol, made when the symbol arrives or when peeling
+    // reaches it; what peeling leaves goes to elimination.
+    let mut d = lt::Decoder::new(k, SYMBOL, dist.clone(), 9).unwrap();
+    d.set_fallback(true);
+    let mut edges = 0;
+    for (esi, p) in coded.iter().enumerate() {
+        if d.is_complete() {
+            break;
+        }
+        d.consume(esi as u32, p).unwrap();
+        edges += encoder.neighbours(esi as u32).len();
+    }
+    let xors_per_symbol = edges as f64 / k as f64;
+    let by_elimination = d.decoded_by_elimination();
+    println!(
+        "{:>21} LT K={k}: {} symbols received, {xors_per_symbol:.2} symbol XORs per source symbol (mean degree \
+         {:.2}), {by_elimination} sources left to elimination",
+        "",
+        d.symbols_received(),
+        dist.mean_degree()
+    );
     let last = b.rows.last_mut().unwrap();
+    last["xors_per_source_symbol"] = json!(xors_per_symbol);
+    last["decoded_by_elimination"] = json!(by_elimination);
+    if trials == 0 {
+        return;
+    }
     last["mean_overhead"] = json!(mean_overhead);
     last["decoded_within_1_3k"] = json!(within);
     last["peeling_mean_overhead"] = json!(peel_overhead);
     last["peeling_decoded_within_1_3k"] = json!(peel_within);
     println!(
-        "{:>12} LT K={k}, 200 trials: mean overhead {:.3} ({:.3} peeling only), within 1.3K {:.1}% ({:.1}%)",
+        "{:>21} LT K={k}, {trials} trials: mean overhead {:.3} ({:.3} peeling only), within 1.3K {:.1}% ({:.1}%)",
         "",
         mean_overhead,
         peel_overhead,
@@ -303,14 +554,27 @@ fn ncmesh_xor(b: &mut Bench) {
 fn main() {
     // Arguments: `quick` for short batches; anything else filters cases.
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    if std::env::var_os("NCMESH_GF_ISA").is_none() {
+        return every_tier(&args);
+    }
     let quick = args.iter().any(|a| a == "quick");
-    let filters = args.into_iter().filter(|a| a != "quick").collect();
-    let mut b = Bench { rows: Vec::new(), batch: Duration::from_millis(if quick { 20 } else { 120 }), filters };
-    println!("kernels: {:?}, peer rlnc-simdx kernel: {}", ncmesh_gf::Kernels::best().isa, rlnc_simdx::active_kernel());
+    let filters: Vec<String> = args.into_iter().filter(|a| a != "quick").collect();
+    let isa = Kernels::best().isa;
+    let wanted = std::env::var("NCMESH_GF_ISA").unwrap();
+    if Isa::from_name(&wanted) != Some(isa) {
+        eprintln!("NCMESH_GF_ISA={wanted}: this CPU runs no such tier (it runs {isa:?} at most)");
+        std::process::exit(2);
+    }
+    let partial = !filters.is_empty();
+    let mut b = Bench { isa, rows: Vec::new(), batch: Duration::from_millis(if quick { 20 } else { 120 }), filters };
+    println!("kernels: {isa:?}; rlnc-simdx runs {}", rlnc_simdx::kernel::active_kernel_name());
+    kernels_mad(&mut b);
     for g in [16, 64, 256] {
         for f in [Field::GF256, Field::GF2] {
             ncmesh_rlnc(&mut b, f, g);
         }
+        #[cfg(target_arch = "x86_64")]
+        peer_isal(&mut b, g);
         peer_rlnc(&mut b, g);
         peer_simdx(&mut b, g);
     }
@@ -319,12 +583,84 @@ fn main() {
         ncmesh_lt(&mut b, k);
     }
     ncmesh_xor(&mut b);
-    if !b.filters.is_empty() {
+    if !partial {
+        write_atomically(&bench_dir().join(format!("codec-rust-{}.json", isa.name())), &json!({"rows": b.rows}));
+    }
+}
+
+fn bench_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench")
+}
+
+fn write_atomically(path: &std::path::Path, value: &Value) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_string_pretty(value).unwrap()).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// Runs this benchmark once per tier the CPU has, slowest first, each in a
+/// process of its own with `NCMESH_GF_ISA` set, and merges their rows with
+/// the CPU's model and flags. The tiers run in `NCMESH_BENCH_ROUNDS` rounds
+/// (3 by default, 1 with `quick`), each round every tier in turn, and each
+/// figure is the median of its rounds, which are kept beside it: load from
+/// other work then shifts a whole round, not one tier against another.
+fn every_tier(args: &[String]) {
+    let exe = std::env::current_exe().expect("the benchmark's own path");
+    let quick = args.iter().any(|a| a == "quick");
+    let rounds = std::env::var("NCMESH_BENCH_ROUNDS")
+        .map_or(if quick { 1 } else { 3 }, |r| r.parse().expect("NCMESH_BENCH_ROUNDS is a number"));
+    let mut rows: Vec<Value> = Vec::new();
+    let mut rates: std::collections::HashMap<String, Vec<f64>> = Default::default();
+    let key = |row: &Value| format!("{}/{}/{}/{}/{}", row["isa"], row["impl"], row["op"], row["field"], row["g"]);
+    for round in 0..rounds {
+        for k in Kernels::available() {
+            println!("round {} of {rounds}: {}", round + 1, k.isa.name());
+            let status = std::process::Command::new(&exe)
+                .args(args)
+                .env("NCMESH_GF_ISA", k.isa.name())
+                .status()
+                .expect("the benchmark runs itself");
+            assert!(status.success(), "the {} run failed: {status}", k.isa.name());
+            let file = bench_dir().join(format!("codec-rust-{}.json", k.isa.name()));
+            let Ok(text) = std::fs::read_to_string(&file) else { continue };
+            std::fs::remove_file(&file).unwrap();
+            let tier: Value = serde_json::from_str(&text).unwrap();
+            for row in tier["rows"].as_array().unwrap() {
+                let runs = rates.entry(key(row)).or_default();
+                if runs.is_empty() {
+                    rows.push(row.clone());
+                }
+                runs.push(row["mb_per_s"].as_f64().unwrap_or(f64::NAN));
+            }
+        }
+    }
+    if args.iter().any(|a| a != "quick") {
         return; // a partial run must not replace the full table
     }
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench");
-    std::fs::create_dir_all(&dir).unwrap();
-    let tmp = dir.join("codec-rust.json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(&json!({"rows": b.rows})).unwrap()).unwrap();
-    std::fs::rename(&tmp, dir.join("codec-rust.json")).unwrap();
+    for row in &mut rows {
+        let mut runs = rates[&key(row)].clone();
+        row["rounds"] = json!(runs);
+        runs.sort_by(f64::total_cmp);
+        row["mb_per_s"] = json!(runs[runs.len() / 2]);
+    }
+    write_atomically(&bench_dir().join("codec-rust.json"), &json!({"cpu": cpu(), "rows": rows}));
+}
+
+/// The CPU's model and flags, from `/proc/cpuinfo` where there is one.
+fn cpu() -> Value {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |key: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == key))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let flags = field("flags").or_else(|| field("Features")).unwrap_or_default();
+    json!({
+        "model": field("model name").unwrap_or_else(|| std::env::consts::ARCH.to_string()),
+        "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "flags": flags.split_whitespace().collect::<Vec<_>>(),
+        "tiers": Kernels::available().iter().map(|k| k.isa.name()).collect::<Vec<_>>(),
+    })
 }

@@ -34,7 +34,6 @@
 use crate::prng::SplitMix64;
 use crate::rlnc::{self, Received};
 use crate::Field;
-use ncmesh_gf::xor;
 use std::mem;
 
 /// The largest `k`. It bounds what a code allocates up front: the degree
@@ -278,15 +277,16 @@ impl Encoder {
         out
     }
 
-    /// Writes coded symbol `esi`, the XOR of its [`neighbours`], into `out`.
+    /// Writes coded symbol `esi`, the XOR of its [`neighbours`], into `out`:
+    /// one multi-row sum, which keeps a run of `out` in registers while it
+    /// reads every neighbour, where a XOR per neighbour would load and
+    /// store `out` again each time.
     pub fn encode(&self, esi: u32, out: &mut [u8]) -> Result<(), LtError> {
         check_payload(out, self.symbol_bytes)?;
         out.fill(0);
         let s = self.symbol_bytes;
-        for i in self.neighbours(esi) {
-            let i = i as usize;
-            xor(&self.symbols[i * s..(i + 1) * s], out);
-        }
+        let rows = self.neighbours(esi).into_iter().map(|i| (1, &self.symbols[i as usize * s..][..s]));
+        Field::GF2.symbol_axpy_sum(rows, out);
         Ok(())
     }
 }
@@ -488,14 +488,12 @@ impl Decoder {
         let mut sources = mem::take(&mut self.scratch);
         neighbours(&self.dist, self.seed, esi, &mut sources);
         let (mut unresolved, mut unresolved_xor) = (0, 0);
-        for &i in &sources {
-            if self.decoded[i as usize] {
-                xor(self.source(i), &mut reduced);
-            } else {
-                unresolved += 1;
-                unresolved_xor ^= i;
-            }
+        for &i in sources.iter().filter(|&&i| !self.decoded[i as usize]) {
+            unresolved += 1;
+            unresolved_xor ^= i;
         }
+        let known = sources.iter().filter(|&&i| self.decoded[i as usize]).map(|&i| (1, self.source(i)));
+        Field::GF2.symbol_axpy_sum(known, &mut reduced);
         let outcome = match unresolved {
             0 => {
                 self.spare.push(reduced);
@@ -571,15 +569,26 @@ impl Decoder {
 
     /// XORs decoded sources out of the pending symbols that cover them,
     /// decoding the sources of those left with one, until none is left to do.
+    /// Each source is XORed into all the symbols covering it in one fan-out,
+    /// which reads it once for all of them.
     fn peel(&mut self) {
         let s = self.symbol_bytes;
+        let mut sorted = Vec::new();
         while let Some(source) = self.unsubstituted.pop() {
             let i = source as usize;
-            for slot in mem::take(&mut self.covering[i]) {
+            let slots = mem::take(&mut self.covering[i]);
+            if s > 0 {
+                // Slots resolved since they were indexed are skipped.
+                sorted.clear();
+                sorted.extend(slots.iter().copied().filter(|&slot| self.pending[slot].is_some()));
+                sorted.sort_unstable();
+                let payloads = slots_mut(&mut self.pending, &sorted).map(|p| (1, p.payload.as_mut_slice()));
+                Field::GF2.symbol_axpy_fanout(&self.sources[i * s..(i + 1) * s], payloads);
+            }
+            for slot in slots {
                 let Some(symbol) = &mut self.pending[slot] else {
                     continue; // resolved since it was indexed
                 };
-                xor(&self.sources[i * s..(i + 1) * s], &mut symbol.payload);
                 symbol.unresolved -= 1;
                 symbol.unresolved_xor ^= source;
                 if symbol.unresolved > 1 {
@@ -657,6 +666,20 @@ impl Decoder {
         self.peel();
         self.decoded_count() > before
     }
+}
+
+/// The pending symbols in `slots` (ascending, distinct, all occupied),
+/// borrowed together.
+fn slots_mut<'a>(pending: &'a mut [Option<Pending>], slots: &'a [usize]) -> impl Iterator<Item = &'a mut Pending> {
+    let mut rest = pending;
+    let mut next = 0;
+    slots.iter().map(move |&slot| {
+        let tail = mem::take(&mut rest).split_at_mut(slot - next).1;
+        let (symbol, tail) = tail.split_first_mut().expect("the slot exists");
+        rest = tail;
+        next = slot + 1;
+        symbol.as_mut().expect("the slot is occupied")
+    })
 }
 
 /// The coded symbols a virtual [`Decoder`] needed to complete, in each of

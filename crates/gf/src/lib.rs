@@ -20,7 +20,7 @@ mod kernels;
 mod sliced;
 mod tables;
 
-pub use kernels::{Isa, Kernels};
+pub use kernels::{Isa, Kernels, MatmulKernel};
 pub use sliced::SlicedRows;
 pub use tables::ByteMap;
 use tables::{FieldTables, TABLES};
@@ -185,27 +185,24 @@ impl Field {
     /// # Panics
     /// If any `y` differs from `x` in length.
     pub fn axpy_fanout<'a>(self, x: &[u8], terms: impl IntoIterator<Item = (u8, &'a mut [u8])>) {
-        const BATCH: usize = 16;
-        let mut maps: [&ByteMap; BATCH] = [&ByteMap::ZERO; BATCH];
-        let mut rows: [&mut [u8]; BATCH] = std::array::from_fn(|_| <&mut [u8]>::default());
-        let mut n = 0;
-        let k = Kernels::best();
-        for (c, y) in terms {
-            assert_eq!(x.len(), y.len(), "axpy_fanout: row differs in length from the input");
-            let m = self.element_map(c);
-            if m.affine == 0 {
-                continue;
+        fanout(x, terms, |c| self.element_map(c));
+    }
+
+    /// Symbols: `y += c * x` for every `(c, y)` term, reading `x` once for
+    /// many outputs: a source an LT decoder has just decoded, XORed out of
+    /// every symbol that covers it.
+    ///
+    /// # Panics
+    /// If any `y` differs from `x` in length, or the length is not a
+    /// multiple of [`Field::symbol_granularity`].
+    pub fn symbol_axpy_fanout<'a>(self, x: &[u8], terms: impl IntoIterator<Item = (u8, &'a mut [u8])>) {
+        self.check_symbol(x.len());
+        if self.symbol_granularity() == 1 {
+            fanout(x, terms, |c| &self.tables().packed[(c & self.max_element()) as usize]);
+        } else {
+            for (c, y) in terms {
+                self.symbol_axpy(c, x, y);
             }
-            maps[n] = m;
-            rows[n] = y;
-            n += 1;
-            if n == BATCH {
-                (k.map_xor_fanout)(&maps, x, &mut rows);
-                n = 0;
-            }
-        }
-        if n > 0 {
-            (k.map_xor_fanout)(&maps[..n], x, &mut rows[..n]);
         }
     }
 
@@ -238,7 +235,7 @@ impl Field {
 
     fn check_symbol(self, len: usize) {
         assert!(
-            len % self.symbol_granularity() == 0,
+            len.is_multiple_of(self.symbol_granularity()),
             "symbol of {len} bytes is not a multiple of {} for {self:?}",
             self.symbol_granularity()
         );
@@ -437,6 +434,33 @@ fn product(
         maps.clear();
         maps.extend(rows.iter().map(|&c| map(c)));
         (Kernels::best().map_xor_matmul)(&maps, xs, band);
+    }
+}
+
+/// Shared body of the fan-outs: skips zero coefficients and hands the
+/// kernel batches of maps that fit on the stack.
+fn fanout<'a>(x: &[u8], terms: impl IntoIterator<Item = (u8, &'a mut [u8])>, map: impl Fn(u8) -> &'static ByteMap) {
+    const BATCH: usize = 16;
+    let mut maps: [&ByteMap; BATCH] = [&ByteMap::ZERO; BATCH];
+    let mut rows: [&mut [u8]; BATCH] = std::array::from_fn(|_| <&mut [u8]>::default());
+    let mut n = 0;
+    let k = Kernels::best();
+    for (c, y) in terms {
+        assert_eq!(x.len(), y.len(), "axpy_fanout: row differs in length from the input");
+        let m = map(c);
+        if m.affine == 0 {
+            continue;
+        }
+        maps[n] = m;
+        rows[n] = y;
+        n += 1;
+        if n == BATCH {
+            (k.map_xor_fanout)(&maps, x, &mut rows);
+            n = 0;
+        }
+    }
+    if n > 0 {
+        (k.map_xor_fanout)(&maps[..n], x, &mut rows[..n]);
     }
 }
 

@@ -30,6 +30,7 @@ pub struct SlicedRows {
     rows: usize,
     len: usize,
     /// Block `b` of group `g` of 8 rows at `(b * groups + g) * 8`.
+    #[cfg_attr(not(any(target_arch = "x86", target_arch = "x86_64")), allow(dead_code))]
     vectors: Vec<Vector>,
 }
 

@@ -16,84 +16,156 @@ fn bytes(len: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-#[test]
-fn every_isa_matches_scalar() {
+/// One tier against the scalar reference: every kernel, every field and
+/// both layouts of a map, on every length of [`LENGTHS`], with rows and
+/// outputs enough to fill and overflow each tier's blocks and passes.
+fn matches_scalar(k: &Kernels) {
     let reference = Kernels::scalar();
-    let all = Kernels::available();
-    assert!(!all.is_empty());
-    for k in &all {
-        for (case, &len) in LENGTHS.iter().enumerate() {
-            let x = bytes(len, case as u64);
-            let y = bytes(len, 100 + case as u64);
-            for field in (1..=8).map(|q| Field::new(q).unwrap()) {
-                for a in [2u8, 3, 0x1d, 0x8e, 0xff] {
-                    for m in
-                        [field.element_map(a), &TABLES[field.q as usize - 1].packed[(a & field.max_element()) as usize]]
-                    {
-                        let (mut want, mut got) = (y.clone(), y.clone());
-                        (reference.map_xor)(m, &x, &mut want);
-                        (k.map_xor)(m, &x, &mut got);
-                        assert_eq!(want, got, "{:?} map_xor len {len} {field:?} a={a}", k.isa);
-                        (reference.map)(m, &mut want);
-                        (k.map)(m, &mut got);
-                        assert_eq!(want, got, "{:?} map len {len}", k.isa);
-                    }
+    for (case, &len) in LENGTHS.iter().enumerate() {
+        let x = bytes(len, case as u64);
+        let y = bytes(len, 100 + case as u64);
+        for field in (1..=8).map(|q| Field::new(q).unwrap()) {
+            for a in [1u8, 2, 3, 0x1d, 0x8e, 0xff] {
+                for m in
+                    [field.element_map(a), &TABLES[field.q as usize - 1].packed[(a & field.max_element()) as usize]]
+                {
+                    let (mut want, mut got) = (y.clone(), y.clone());
+                    (reference.map_xor)(m, &x, &mut want);
+                    (k.map_xor)(m, &x, &mut got);
+                    assert_eq!(want, got, "{:?} map_xor len {len} {field:?} a={a}", k.isa);
+                    (reference.map)(m, &mut want);
+                    (k.map)(m, &mut got);
+                    assert_eq!(want, got, "{:?} map len {len}", k.isa);
                 }
             }
+        }
+        let (mut want, mut got) = (y.clone(), y.clone());
+        (reference.xor)(&x, &mut want);
+        (k.xor)(&x, &mut got);
+        assert_eq!(want, got, "{:?} xor len {len}", k.isa);
+        assert_eq!((reference.dot256)(&x, &y), (k.dot256)(&x, &y), "{:?} dot len {len}", k.isa);
+
+        for rows in [1usize, 3, 17] {
+            let xs: Vec<Vec<u8>> = (0..rows).map(|r| bytes(len, 7 * r as u64 + 5)).collect();
+            let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
+            // Coefficient 1 among them: the multi-row sum adds such rows plainly.
+            let ms: Vec<&ByteMap> =
+                (0..rows).map(|r| Field::GF256.element_map((r as u8).wrapping_mul(37) | 1)).collect();
             let (mut want, mut got) = (y.clone(), y.clone());
-            (reference.xor)(&x, &mut want);
-            (k.xor)(&x, &mut got);
-            assert_eq!(want, got, "{:?} xor len {len}", k.isa);
-            assert_eq!((reference.dot256)(&x, &y), (k.dot256)(&x, &y), "{:?} dot len {len}", k.isa);
+            (reference.map_xor_multi)(&ms, &xr, &mut want);
+            (k.map_xor_multi)(&ms, &xr, &mut got);
+            assert_eq!(want, got, "{:?} multi len {len} rows {rows}", k.isa);
 
-            for rows in [1usize, 3, 17] {
-                let xs: Vec<Vec<u8>> = (0..rows).map(|r| bytes(len, 7 * r as u64 + 5)).collect();
-                let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
-                let ms: Vec<&ByteMap> =
-                    (0..rows).map(|r| Field::GF256.element_map((r as u8).wrapping_mul(37).wrapping_add(1))).collect();
-                let (mut want, mut got) = (y.clone(), y.clone());
-                (reference.map_xor_multi)(&ms, &xr, &mut want);
-                (k.map_xor_multi)(&ms, &xr, &mut got);
-                assert_eq!(want, got, "{:?} multi len {len} rows {rows}", k.isa);
-
-                for outputs in [1usize, 4, 6] {
-                    let maps: Vec<&ByteMap> = (0..outputs * rows)
-                        .map(|i| Field::GF256.element_map((i as u8).wrapping_mul(91).wrapping_add(3)))
-                        .collect();
-                    let mut want: Vec<Vec<u8>> = (0..outputs).map(|o| bytes(len, 50 + o as u64)).collect();
-                    let mut got = want.clone();
-                    let mut want_refs: Vec<&mut [u8]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
-                    let mut got_refs: Vec<&mut [u8]> = got.iter_mut().map(|v| v.as_mut_slice()).collect();
-                    (reference.map_xor_matmul)(&maps, &xr, &mut want_refs);
-                    (k.map_xor_matmul)(&maps, &xr, &mut got_refs);
-                    assert_eq!(want, got, "{:?} matmul len {len} rows {rows} outputs {outputs}", k.isa);
-                }
-
-                let mut want: Vec<Vec<u8>> = xs.clone();
-                let mut got: Vec<Vec<u8>> = xs.clone();
+            for outputs in [1usize, 4, 6, 8, 9, 17] {
+                let maps: Vec<&ByteMap> = (0..outputs * rows)
+                    .map(|i| Field::GF256.element_map((i as u8).wrapping_mul(91).wrapping_add(3)))
+                    .collect();
+                let mut want: Vec<Vec<u8>> = (0..outputs).map(|o| bytes(len, 50 + o as u64)).collect();
+                let mut got = want.clone();
                 let mut want_refs: Vec<&mut [u8]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
                 let mut got_refs: Vec<&mut [u8]> = got.iter_mut().map(|v| v.as_mut_slice()).collect();
-                (reference.map_xor_fanout)(&ms, &y, &mut want_refs);
-                (k.map_xor_fanout)(&ms, &y, &mut got_refs);
-                assert_eq!(want, got, "{:?} fanout len {len} rows {rows}", k.isa);
+                (reference.map_xor_matmul)(&maps, &xr, &mut want_refs);
+                (k.map_xor_matmul)(&maps, &xr, &mut got_refs);
+                assert_eq!(want, got, "{:?} matmul len {len} rows {rows} outputs {outputs}", k.isa);
             }
+
+            let mut want: Vec<Vec<u8>> = xs.clone();
+            let mut got: Vec<Vec<u8>> = xs.clone();
+            let mut want_refs: Vec<&mut [u8]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
+            let mut got_refs: Vec<&mut [u8]> = got.iter_mut().map(|v| v.as_mut_slice()).collect();
+            (reference.map_xor_fanout)(&ms, &y, &mut want_refs);
+            (k.map_xor_fanout)(&ms, &y, &mut got_refs);
+            assert_eq!(want, got, "{:?} fanout len {len} rows {rows}", k.isa);
         }
     }
 }
 
-#[test]
-fn kernels_leave_bytes_past_the_slice_alone() {
-    for k in Kernels::available() {
-        for len in [1usize, 15, 63, 100] {
-            let x = bytes(len + 64, 1);
-            let mut y = bytes(len + 64, 2);
-            let guard = y[len..].to_vec();
-            (k.map_xor)(Field::GF256.element_map(7), &x[..len], &mut y[..len]);
-            (k.map)(Field::GF256.element_map(7), &mut y[..len]);
-            (k.xor)(&x[..len], &mut y[..len]);
-            assert_eq!(&y[len..], guard.as_slice(), "{:?} wrote past the end", k.isa);
+/// No kernel of the tier reads or writes a byte outside its slices: rows
+/// are cut out of buffers between guard bytes, which must stay as they were.
+fn stays_within_slices(k: &Kernels) {
+    const GUARD: usize = 64;
+    let m = Field::GF256.element_map(7);
+    for len in [1usize, 15, 31, 33, 63, 100, 1500] {
+        let guards_of = |buf: &[u8]| -> Vec<u8> { buf.chunks(len + GUARD).flat_map(|c| c[..GUARD].to_vec()).collect() };
+        let xbuf = bytes(3 * (len + GUARD) + GUARD, 1);
+        let xr: Vec<&[u8]> = xbuf[GUARD..].chunks_exact(len + GUARD).map(|c| &c[..len]).collect();
+        let mut ybuf = bytes(3 * (len + GUARD) + GUARD, 2);
+        let guards = guards_of(&ybuf);
+        {
+            let mut ys: Vec<&mut [u8]> = ybuf[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
+            (k.map_xor)(m, xr[0], ys[0]);
+            (k.map)(m, ys[1]);
+            (k.xor)(xr[1], ys[2]);
+            (k.map_xor_multi)(&[m; 3], &xr, ys[0]);
+            (k.map_xor_fanout)(&[m; 3], xr[2], &mut ys);
+            (k.map_xor_matmul)(&[m; 9], &xr, &mut ys);
         }
+        assert_eq!(guards_of(&ybuf), guards, "{:?} wrote outside rows of {len} bytes", k.isa);
     }
+}
+
+/// Every tier, one test each: a tier the CPU lacks is reported as ignored,
+/// with the reason, rather than passing without running.
+macro_rules! tier_tests {
+    ($($name:ident: $isa:expr, #[$lacks:meta];)*) => {$(
+        #[test]
+        #[$lacks]
+        fn $name() {
+            let k = Kernels::for_isa($isa)
+                .unwrap_or_else(|| panic!("{:?} was found when this test was built, but this CPU lacks it", $isa));
+            matches_scalar(&k);
+            stays_within_slices(&k);
+            gf2_matches_row_sums(&k);
+        }
+    )*};
+}
+
+tier_tests! {
+    scalar_matches_itself: Isa::Scalar, #[cfg_attr(any(), ignore)];
+    ssse3_matches_scalar: Isa::Ssse3,
+        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "ssse3"), ignore = "needs an x86 CPU with SSSE3")];
+    avx2_matches_scalar: Isa::Avx2,
+        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "avx2"), ignore = "needs an x86 CPU with AVX2")];
+    avx512_matches_scalar: Isa::Avx512,
+        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "avx512"), ignore = "needs an x86 CPU with AVX-512BW")];
+    gfni256_matches_scalar: Isa::Gfni256,
+        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "gfni256"), ignore = "needs an x86 CPU with GFNI and AVX2")];
+    gfni512_matches_scalar: Isa::Gfni512,
+        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "gfni512"), ignore = "needs an x86 CPU with GFNI and AVX-512BW")];
+    neon_matches_scalar: Isa::Neon,
+        #[cfg_attr(not(target_arch = "aarch64"), ignore = "needs AArch64: `make test-neon` runs it under qemu-user")];
+}
+
+/// The dispatch picks the fastest tier the CPU has, found here from the
+/// CPU's flags rather than by the kernels' own detection, and a cap picks
+/// the tier named.
+#[test]
+fn dispatch_picks_the_fastest_tier_the_cpu_has() {
+    #[cfg(target_arch = "x86_64")]
+    let fastest = {
+        let avx512 = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw");
+        let (gfni, avx2) = (is_x86_feature_detected!("gfni"), is_x86_feature_detected!("avx2"));
+        match () {
+            _ if gfni && avx512 => Isa::Gfni512,
+            _ if gfni && avx2 => Isa::Gfni256,
+            _ if avx512 => Isa::Avx512,
+            _ if avx2 => Isa::Avx2,
+            _ if is_x86_feature_detected!("ssse3") => Isa::Ssse3,
+            _ => Isa::Scalar,
+        }
+    };
+    #[cfg(target_arch = "aarch64")]
+    let fastest = Isa::Neon;
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let fastest = Isa::Scalar;
+    assert_eq!(Kernels::choose(None).isa, fastest);
+    assert_eq!(Kernels::available().last().map(|k| k.isa), Some(fastest));
+    for k in Kernels::available() {
+        assert_eq!(Kernels::choose(Some(k.isa.name())).isa, k.isa, "capped at {}", k.isa.name());
+        assert_eq!(Isa::from_name(&k.isa.name().to_uppercase()), Some(k.isa));
+    }
+    let wanted = std::env::var("NCMESH_GF_ISA").ok();
+    assert_eq!(Kernels::best().isa, Kernels::choose(wanted.as_deref()).isa);
 }
 
 #[test]
@@ -164,7 +236,7 @@ fn symbol_ops_act_elementwise() {
 }
 
 #[test]
-fn multi_equals_repeated_axpy() {
+fn multi_and_fanout_equal_repeated_axpy() {
     for field in (1..=8).map(|q| Field::new(q).unwrap()) {
         let len = 1500 - 1500 % field.symbol_granularity();
         let xs: Vec<Vec<u8>> = (0..40).map(|r| bytes(len, r)).collect();
@@ -177,6 +249,16 @@ fn multi_equals_repeated_axpy() {
         }
         field.symbol_axpy_multi(&a, &xr, &mut got);
         assert_eq!(want, got, "{field:?}");
+
+        // The fan-out: one input into every row, each with its coefficient.
+        let mut want: Vec<Vec<u8>> = xs.clone();
+        let mut got: Vec<Vec<u8>> = xs.clone();
+        let x = bytes(len, 78);
+        for (&c, y) in a.iter().zip(&mut want) {
+            field.symbol_axpy(c, &x, y);
+        }
+        field.symbol_axpy_fanout(&x, a.iter().copied().zip(got.iter_mut().map(Vec::as_mut_slice)));
+        assert_eq!(want, got, "{field:?} fan-out");
 
         let elems: Vec<Vec<u8>> = xs.iter().map(|x| x.iter().map(|b| b & field.max_element()).collect()).collect();
         let er: Vec<&[u8]> = elems.iter().map(|v| v.as_slice()).collect();
@@ -223,18 +305,16 @@ fn gf2_product_by_rows(a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
 }
 
 /// Every shape edge of the GF(2) kernel (partial groups and batches, short
-/// rows and partial last blocks, the small-product fallback) on every
-/// instruction set, with 0/1 coefficients and with coefficients whose bits
+/// rows and partial last blocks, the small-product fallback) on one
+/// tier's kernels, with 0/1 coefficients and with coefficients whose bits
 /// above bit 0 are all set, adding to the outputs and (0/1 only) writing
 /// over them. Outputs are carved out of one buffer between
 /// guard bytes, so a write past any of them shows.
-#[test]
-fn gf2_matmul_matches_row_sums_on_every_isa() {
+fn gf2_matches_row_sums(k: &Kernels) {
     const OUTPUTS: [usize; 9] = [0, 1, 3, 4, 5, 17, 64, 65, 256];
     const INPUTS: [usize; 12] = [0, 1, 2, 3, 7, 8, 9, 63, 64, 65, 256, 300];
     const LENGTHS: [usize; 18] = [0, 1, 2, 3, 7, 15, 16, 31, 33, 63, 64, 65, 127, 128, 129, 257, 1500, 4096];
     const GUARD: usize = 7;
-    let all = Kernels::available();
     let mut shapes = 0;
     for (s, &m) in OUTPUTS.iter().enumerate() {
         for (t, &n) in INPUTS.iter().enumerate() {
@@ -259,17 +339,15 @@ fn gf2_matmul_matches_row_sums_on_every_isa() {
                         want_ys.iter_mut().for_each(|y| y.fill(0));
                     }
                     gf2_product_by_rows(a, &xs, &mut want_ys);
-                    for k in &all {
-                        let mut got = ybuf.clone();
-                        let mut ys: Vec<&mut [u8]> =
-                            got[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
-                        kernels::gf2_matmul(k, a, &xs, &mut ys, accumulate);
-                        assert!(
-                            want == got,
-                            "{:?} GF(2) product of {m} x {n} rows of {len} bytes, accumulate {accumulate}",
-                            k.isa
-                        );
-                    }
+                    let mut got = ybuf.clone();
+                    let mut ys: Vec<&mut [u8]> =
+                        got[GUARD..].chunks_exact_mut(len + GUARD).map(|c| &mut c[..len]).collect();
+                    kernels::gf2_matmul(k, a, &xs, &mut ys, accumulate);
+                    assert!(
+                        want == got,
+                        "{:?} GF(2) product of {m} x {n} rows of {len} bytes, accumulate {accumulate}",
+                        k.isa
+                    );
                 }
             }
         }
@@ -351,11 +429,10 @@ fn symbol_matmul_in_place_equals_the_product() {
 /// stride) and rotated (no stride), which the products address differently.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[test]
+#[cfg_attr(ncmesh_cpu_lacks = "gfni512", ignore = "needs an x86 CPU with GFNI and AVX-512BW")]
 fn gf2_sliced_and_direct_match_row_sums() {
     use kernels::binary_gfni::{direct, sliced};
-    if Kernels::for_isa(Isa::Gfni512).is_none() {
-        return;
-    }
+    assert!(Kernels::for_isa(Isa::Gfni512).is_some(), "GFNI was found when this test was built, but this CPU lacks it");
     const ROWS: [usize; 11] = [1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 256];
     const LENGTHS: [usize; 6] = [0, 1, 63, 64, 65, 1500];
     const GUARD: usize = 64;
@@ -419,9 +496,14 @@ fn gf2_sliced_and_direct_match_row_sums() {
 /// group up to the last row, and its products then match the new rows;
 /// anything else would zero the group's other rows, and is refused.
 #[test]
+#[cfg_attr(
+    any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "gfni512"),
+    ignore = "needs an x86 CPU with GFNI and AVX-512BW"
+)]
 fn sliced_rows_are_replaced_in_whole_groups() {
     for (n, len) in [(13, 65), (17, 1500), (64, 100)] {
-        let Some(mut form) = SlicedRows::zeroed(n, len) else { return };
+        let mut form =
+            SlicedRows::zeroed(n, len).expect("the sliced form, on GFNI with AVX-512BW not capped by NCMESH_GF_ISA");
         let mut xs: Vec<Vec<u8>> = (0..n).map(|j| bytes(len, 40 + j as u64)).collect();
         form.set_rows(&xs.iter().map(Vec::as_slice).collect::<Vec<_>>(), 0);
         // Rows change in the first group and in the last, which may be part.
@@ -463,9 +545,10 @@ fn gf2_product_crossovers() {
     const LEN: usize = 1500;
     const STRIDE: usize = 1536;
     type Product = Box<dyn Fn(&[u8], &[&[u8]], &mut [&mut [u8]])>;
-    // SAFETY: GFNI with AVX-512BW was detected, and the shapes agree.
     let products: [(&str, Product); 3] = [
+        // SAFETY: GFNI with AVX-512BW was detected, and the shapes agree.
         ("direct", Box::new(|a, xs, ys| unsafe { direct(a, xs, ys, false) })),
+        // SAFETY: as for `direct`.
         ("sliced", Box::new(|a, xs, ys| unsafe { sliced(a, xs, ys, false) })),
         ("m4rm", Box::new(move |a, xs, ys| kernels::four_russians(&k, a, xs, ys, false))),
     ];

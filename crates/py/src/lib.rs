@@ -68,9 +68,11 @@ impl View {
     }
 }
 
-// SAFETY: the view only reads memory pinned by the held buffer; it is used
-// from one thread at a time while the GIL is released.
+// SAFETY: the view only reads memory pinned by the held buffer, or its own
+// copy; it is used from one thread at a time while the GIL is released.
 unsafe impl Send for View {}
+// SAFETY: as for `Send`: shared, the view is only read, and the exporter's
+// memory stays pinned while the buffer is held.
 unsafe impl Sync for View {}
 
 fn bytes<'py>(py: Python<'py>, data: &[u8]) -> Bound<'py, PyBytes> {
@@ -435,10 +437,10 @@ fn xor_combine<'py>(py: Python<'py>, packets: Vec<Bound<'_, PyAny>>) -> PyResult
     Ok(bytes(py, &combination.payload))
 }
 
-/// The SIMD instruction set the kernels run on.
+/// The kernel tier in use, by the name `NCMESH_GF_ISA` takes (`gfni512`, `avx2`, ...).
 #[pyfunction]
-fn simd_isa() -> String {
-    format!("{:?}", ncmesh_gf::Kernels::best().isa)
+fn simd_isa() -> &'static str {
+    ncmesh_gf::Kernels::best().isa.name()
 }
 
 #[pymodule]

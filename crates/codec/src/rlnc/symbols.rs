@@ -155,7 +155,7 @@ mod tests {
             assert_eq!(s.rows().first().copied(), (size > 0).then_some(&data[2][..]));
             let zeros = Symbols::zeroed(size, 2);
             assert_eq!((zeros.len(), zeros.capacity()), (if size == 0 { 0 } else { 2 }, 2));
-            assert!(zeros.rows().iter().all(|r| r.as_ptr() as usize % 64 == 0 && r.iter().all(|&b| b == 0)));
+            assert!(zeros.rows().iter().all(|r| (r.as_ptr() as usize).is_multiple_of(64) && r.iter().all(|&b| b == 0)));
         }
     }
 }

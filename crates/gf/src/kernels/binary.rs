@@ -195,6 +195,7 @@ pub(crate) fn gf2_in_place_without_copy(k: &Kernels, n: usize) -> bool {
 /// lines (docs/benchmarks.md). Up to 16 inputs the slices stay in
 /// registers, and 8 outputs pay for slicing; from 17 to 64 inputs it
 /// takes 16. M4RM was nowhere faster than both.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 fn slicing_pays(n: usize, m: usize) -> bool {
     n >= 8 && (m >= 16 || m >= 8 && (n <= 16 || n >= 128))
 }
@@ -214,13 +215,18 @@ pub(crate) fn four_russians(k: &Kernels, a: &[u8], xs: &[&[u8]], ys: &mut [&mut 
     let idx = indices(a, xs.len(), groups);
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     {
-        // With GFNI the sliced and direct products serve every shape, and
-        // M4RM runs here only to be measured against them.
-        if matches!(k.isa, Isa::Avx2 | Isa::Gfni512) && is_x86_feature_detected!("avx2") {
+        // With AVX-512 and GFNI the sliced and direct products serve every
+        // shape, and M4RM runs there only to be measured against them.
+        if k.isa == Isa::Avx512 && is_x86_feature_detected!("avx512bw") {
+            // SAFETY: the feature was just detected.
+            return unsafe { m4rm_avx512(&idx, groups, xs, ys, accumulate) };
+        }
+        if matches!(k.isa, Isa::Avx2 | Isa::Gfni256 | Isa::Gfni512) && is_x86_feature_detected!("avx2") {
             // SAFETY: the feature was just detected.
             return unsafe { m4rm_avx2(&idx, groups, xs, ys, accumulate) };
         }
     }
+    let _ = k; // every other tier compiles the portable body
     m4rm(&idx, groups, xs, ys, accumulate)
 }
 
@@ -345,6 +351,12 @@ fn add_entries(mut acc: Block, built: &[MaybeUninit<Block>], ix: &[u8]) -> Block
         acc.xor(entry(*i));
     }
     acc
+}
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn m4rm_avx512(idx: &[u8], groups: usize, xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
+    m4rm(idx, groups, xs, ys, accumulate)
 }
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]

@@ -633,14 +633,24 @@ unsafe fn slice_columns<R: AsRef<[u8]>>(rows: &[R], off: usize, k: Option<__mmas
     // SAFETY: the caller has the features, and keeps the columns within
     // the rows.
     unsafe {
-        let row = |x: &R| load(k, x.as_ref().as_ptr().add(off));
-        for (group, t) in rows.chunks(8).zip(t.chunks_exact_mut(8)) {
+        for (rows, t) in rows.chunks(8).zip(t.chunks_exact_mut(8)) {
             // Row `j` at place `7 - j`, which pairs it with bit `j` of the
             // coefficient blocks. A whole group loads with no test per row.
-            let group: [__m512i; 8] = match <&[R; 8]>::try_from(group) {
-                Ok(whole) => std::array::from_fn(|p| row(&whole[7 - p])),
-                Err(_) => std::array::from_fn(|p| group.get(7 - p).map_or(_mm512_setzero_si512(), row)),
-            };
+            // Loops, not closures, which would not take this function's
+            // caller's features and leave the loads as calls.
+            let mut group = [_mm512_setzero_si512(); 8];
+            match <&[R; 8]>::try_from(rows) {
+                Ok(whole) => {
+                    for (p, v) in group.iter_mut().enumerate() {
+                        *v = load(k, whole[7 - p].as_ref().as_ptr().add(off));
+                    }
+                }
+                Err(_) => {
+                    for (j, x) in rows.iter().enumerate() {
+                        group[7 - j] = load(k, x.as_ref().as_ptr().add(off));
+                    }
+                }
+            }
             for (t, v) in t.iter_mut().zip(slice_group(group)) {
                 *t = v;
             }

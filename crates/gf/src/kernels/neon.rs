@@ -1,85 +1,90 @@
-//! AArch64 NEON kernels: 16-byte `tbl` nibble tables, padded tail block.
+//! The AArch64 tier: NEON `tbl` nibble tables on 16-byte vectors, with the
+//! register blocking of [`super::simd`] and an overlapping last vector for
+//! a row's tail.
 
 use std::arch::aarch64::*;
 
+use super::simd::{Overlap, Simd};
 use super::{scalar, Isa, Kernels};
 use crate::tables::ByteMap;
 
 pub fn kernels() -> Option<Kernels> {
-    std::arch::is_aarch64_feature_detected!("neon").then_some(KERNELS)
+    std::arch::is_aarch64_feature_detected!("neon").then_some(tier::KERNELS)
 }
 
-const KERNELS: Kernels = Kernels {
-    isa: Isa::Neon,
-    xor: |x, y| unsafe { xor(x, y) },
-    map_xor: |m, x, y| unsafe { map_xor(m, x, y) },
-    map: |m, y| unsafe { map(m, y) },
-    map_xor_multi: |ms, xs, y| {
-        for (m, x) in ms.iter().zip(xs) {
-            unsafe { map_xor(m, x, y) }
-        }
-    },
-    map_xor_matmul: |ms, xs, ys| {
-        super::matmul_by_rows(
-            |maps, rows, y| maps.iter().zip(rows).for_each(|(m, x)| unsafe { map_xor(m, x, y) }),
-            ms,
-            xs,
-            ys,
-        )
-    },
-    map_xor_fanout: |ms, x, ys| {
-        for (m, y) in ms.iter().zip(ys) {
-            unsafe { map_xor(m, x, y) }
-        }
-    },
-    dot256: scalar::KERNELS.dot256,
-};
+/// Nibble tables with NEON.
+#[derive(Clone, Copy)]
+pub(super) struct Neon;
 
-const W: usize = 16;
+impl Simd for Neon {
+    const W: usize = 16;
+    type V = uint8x16_t;
+    type M = (uint8x16_t, uint8x16_t);
+    type X = (uint8x16_t, uint8x16_t);
+    type Tail = Overlap<uint8x16_t>;
 
-#[inline(always)]
-unsafe fn apply(lo: uint8x16_t, hi: uint8x16_t, x: uint8x16_t) -> uint8x16_t {
-    unsafe { veorq_u8(vqtbl1q_u8(lo, vandq_u8(x, vdupq_n_u8(15))), vqtbl1q_u8(hi, vshrq_n_u8::<4>(x))) }
-}
-
-/// Runs `body` on whole vectors, then once on a zero-padded copy of the tail.
-#[inline(always)]
-fn blocks(x: &[u8], y: &mut [u8], mut body: impl FnMut(*const u8, *mut u8)) {
-    let n = y.len();
-    let whole = n - n % W;
-    let mut i = 0;
-    while i < whole {
-        body(unsafe { x.as_ptr().add(i) }, unsafe { y.as_mut_ptr().add(i) });
-        i += W;
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> uint8x16_t {
+        // SAFETY: the caller makes 16 bytes readable and has NEON.
+        unsafe { vld1q_u8(p) }
     }
-    if whole < n {
-        let (mut xb, mut yb) = ([0u8; W], [0u8; W]);
-        let t = n - whole;
-        if !x.is_empty() {
-            xb[..t].copy_from_slice(&x[whole..]);
-        }
-        yb[..t].copy_from_slice(&y[whole..]);
-        body(xb.as_ptr(), yb.as_mut_ptr());
-        y[whole..].copy_from_slice(&yb[..t]);
+    #[inline(always)]
+    unsafe fn store(p: *mut u8, v: uint8x16_t) {
+        // SAFETY: the caller makes 16 bytes writable and has NEON.
+        unsafe { vst1q_u8(p, v) }
+    }
+    #[inline(always)]
+    unsafe fn zero() -> uint8x16_t {
+        // SAFETY: the caller has NEON.
+        unsafe { vdupq_n_u8(0) }
+    }
+    #[inline(always)]
+    unsafe fn xor(a: uint8x16_t, b: uint8x16_t) -> uint8x16_t {
+        // SAFETY: the caller has NEON.
+        unsafe { veorq_u8(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn and(a: uint8x16_t, b: uint8x16_t) -> uint8x16_t {
+        // SAFETY: the caller has NEON.
+        unsafe { vandq_u8(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn prepare(m: &ByteMap) -> Self::M {
+        // SAFETY: the caller has NEON; each table is 16 readable bytes.
+        unsafe { (vld1q_u8(m.lo.as_ptr()), vld1q_u8(m.hi.as_ptr())) }
+    }
+    #[inline(always)]
+    unsafe fn split(x: uint8x16_t) -> Self::X {
+        // SAFETY: the caller has NEON.
+        unsafe { (vandq_u8(x, vdupq_n_u8(15)), vshrq_n_u8::<4>(x)) }
+    }
+    #[inline(always)]
+    unsafe fn mul(m: Self::M, x: Self::X) -> uint8x16_t {
+        // SAFETY: the caller has NEON.
+        unsafe { veorq_u8(vqtbl1q_u8(m.0, x.0), vqtbl1q_u8(m.1, x.1)) }
+    }
+    #[inline(always)]
+    fn tail(len: usize) -> Option<Self::Tail> {
+        Overlap::of::<Self>(len)
+    }
+    #[inline(always)]
+    unsafe fn load_tail(t: Self::Tail, row: *const u8) -> uint8x16_t {
+        // SAFETY: as the caller promises.
+        unsafe { t.load::<Self>(row) }
+    }
+    #[inline(always)]
+    unsafe fn add_tail(t: Self::Tail, row: *mut u8, v: uint8x16_t) {
+        // SAFETY: as the caller promises.
+        unsafe { t.add::<Self>(row, v) }
+    }
+    #[inline(always)]
+    unsafe fn set_tail(t: Self::Tail, row: *mut u8, v: uint8x16_t) {
+        // SAFETY: as the caller promises.
+        unsafe { t.set::<Self>(row, v) }
     }
 }
 
-#[target_feature(enable = "neon")]
-unsafe fn xor(x: &[u8], y: &mut [u8]) {
-    blocks(x, y, |xp, yp| unsafe { vst1q_u8(yp, veorq_u8(vld1q_u8(xp), vld1q_u8(yp))) })
-}
-
-#[target_feature(enable = "neon")]
-unsafe fn map_xor(m: &ByteMap, x: &[u8], y: &mut [u8]) {
-    if m.is_identity() {
-        return unsafe { xor(x, y) };
-    }
-    let (lo, hi) = unsafe { (vld1q_u8(m.lo.as_ptr()), vld1q_u8(m.hi.as_ptr())) };
-    blocks(x, y, |xp, yp| unsafe { vst1q_u8(yp, veorq_u8(vld1q_u8(yp), apply(lo, hi, vld1q_u8(xp)))) })
-}
-
-#[target_feature(enable = "neon")]
-unsafe fn map(m: &ByteMap, y: &mut [u8]) {
-    let (lo, hi) = unsafe { (vld1q_u8(m.lo.as_ptr()), vld1q_u8(m.hi.as_ptr())) };
-    blocks(&[], y, |_, yp| unsafe { vst1q_u8(yp, apply(lo, hi, vld1q_u8(yp))) })
+mod tier {
+    use super::*;
+    super::super::simd::tier!(Neon, Isa::Neon, "neon", matmul = (8, 2), dot256 = scalar::KERNELS.dot256);
 }

@@ -1,452 +1,375 @@
-//! x86 kernels: SSSE3 and AVX2 nibble tables, and GFNI with AVX-512BW.
+//! x86 tiers: `pshufb` nibble tables on SSSE3, AVX2 and AVX-512BW, and
+//! GFNI affines on 256-bit (VEX) and 512-bit vectors.
 //!
-//! Each `unsafe fn` requires its target features. The safe wrappers in the
-//! returned [`Kernels`] are only handed out after run-time detection.
+//! Each tier is a [`Simd`] over its vector type; the kernels are those of
+//! [`super::simd`], compiled with the tier's features. The 512-bit tiers
+//! reach a row's tail with byte-masked loads and stores, the others with a
+//! last vector that overlaps the one before it.
 
 #[cfg(target_arch = "x86")]
 use std::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+use super::simd::{Overlap, Simd};
 use super::{scalar, Isa, Kernels};
 use crate::tables::{ByteMap, FROM_AES, TO_AES};
 
+/// The kernels for `isa`, if this CPU has its features.
 pub fn kernels(isa: Isa) -> Option<Kernels> {
-    let ssse3 = is_x86_feature_detected!("ssse3");
+    let avx512 = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw");
+    let gfni = is_x86_feature_detected!("gfni");
     let avx2 = is_x86_feature_detected!("avx2");
-    let gfni512 =
-        is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("gfni");
     match isa {
-        Isa::Ssse3 if ssse3 => Some(sse::KERNELS),
+        Isa::Ssse3 if is_x86_feature_detected!("ssse3") => Some(ssse3::KERNELS),
         Isa::Avx2 if avx2 => Some(avx2::KERNELS),
-        Isa::Gfni512 if gfni512 => Some(gfni::KERNELS),
+        Isa::Avx512 if avx512 => Some(avx512::KERNELS),
+        Isa::Gfni256 if gfni && avx2 => Some(gfni256::KERNELS),
+        Isa::Gfni512 if gfni && avx512 => Some(gfni512::KERNELS),
         _ => None,
     }
 }
 
-/// Nibble-table kernels for one vector width. The bodies are identical for
-/// SSSE3 and AVX2 except for the intrinsics, so they are written once.
-macro_rules! nibble_kernels {
-    ($name:ident, $isa:expr, $feature:literal, $vec:ty, $width:literal,
-     load = $load:ident, store = $store:ident, xor = $xor:ident, and = $and:ident,
-     shuffle = $shuffle:ident, srli16 = $srli:ident, splat8 = $splat:ident, tables = $tables:ident) => {
-        mod $name {
-            use super::*;
+/// A 16-byte table in every 16-byte lane.
+///
+/// # Safety
+/// 16 bytes at `p` are readable; the CPU has the vector width's features.
+#[inline(always)]
+unsafe fn table128(p: *const u8) -> __m128i {
+    // SAFETY: as the caller promises.
+    unsafe { _mm_loadu_si128(p.cast()) }
+}
+/// # Safety
+/// As for [`table128`].
+#[inline(always)]
+unsafe fn table256(p: *const u8) -> __m256i {
+    // SAFETY: as the caller promises.
+    unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(p.cast())) }
+}
+/// # Safety
+/// As for [`table128`].
+#[inline(always)]
+unsafe fn table512(p: *const u8) -> __m512i {
+    // SAFETY: as the caller promises.
+    unsafe { _mm512_broadcast_i32x4(_mm_loadu_si128(p.cast())) }
+}
 
-            pub const KERNELS: Kernels = Kernels {
-                isa: $isa,
-                xor: |x, y| unsafe { xor(x, y) },
-                map_xor: |m, x, y| unsafe { map_xor(m, x, y) },
-                map: |m, y| unsafe { map(m, y) },
-                map_xor_multi: |ms, xs, y| unsafe { map_xor_multi(ms, xs, y) },
-                map_xor_matmul: |ms, xs, ys| {
-                    super::super::matmul_by_rows(|m, x, y| unsafe { map_xor_multi(m, x, y) }, ms, xs, ys)
-                },
-                map_xor_fanout: |ms, x, ys| unsafe { map_xor_fanout(ms, x, ys) },
-                dot256: scalar::KERNELS.dot256,
-            };
-            const W: usize = $width;
+/// The vector operations of a tier on `$V`: loads, stores, XOR and AND,
+/// and how a row's tail is reached, by an overlapping last vector or (on
+/// AVX-512BW) by byte masks. Expands to items of an `impl Simd`.
+macro_rules! vector_ops {
+    ($V:ty, $W:literal, $load:ident, $store:ident, $zero:ident, $xor:ident, $and:ident, tail = overlap) => {
+        vector_ops!(@common $V, $W, $load, $store, $zero, $xor, $and);
+        type Tail = Overlap<$V>;
+        #[inline(always)]
+        fn tail(len: usize) -> Option<Overlap<$V>> {
+            Overlap::of::<Self>(len)
+        }
+        #[inline(always)]
+        unsafe fn load_tail(t: Overlap<$V>, row: *const u8) -> $V {
+            // SAFETY: as the caller promises.
+            unsafe { t.load::<Self>(row) }
+        }
+        #[inline(always)]
+        unsafe fn add_tail(t: Overlap<$V>, row: *mut u8, v: $V) {
+            // SAFETY: as the caller promises.
+            unsafe { t.add::<Self>(row, v) }
+        }
+        #[inline(always)]
+        unsafe fn set_tail(t: Overlap<$V>, row: *mut u8, v: $V) {
+            // SAFETY: as the caller promises.
+            unsafe { t.set::<Self>(row, v) }
+        }
+    };
+    ($V:ty, $W:literal, $load:ident, $store:ident, $zero:ident, $xor:ident, $and:ident, tail = masked) => {
+        vector_ops!(@common $V, $W, $load, $store, $zero, $xor, $and);
+        type Tail = masked::Tail;
+        #[inline(always)]
+        fn tail(len: usize) -> Option<masked::Tail> {
+            masked::tail(len)
+        }
+        #[inline(always)]
+        unsafe fn load_tail(t: masked::Tail, row: *const u8) -> $V {
+            // SAFETY: as the caller promises; the tier has AVX-512BW.
+            unsafe { masked::load(t, row) }
+        }
+        #[inline(always)]
+        unsafe fn add_tail(t: masked::Tail, row: *mut u8, v: $V) {
+            // SAFETY: as for `load_tail`.
+            unsafe { masked::add(t, row, v) }
+        }
+        #[inline(always)]
+        unsafe fn set_tail(t: masked::Tail, row: *mut u8, v: $V) {
+            // SAFETY: as for `load_tail`.
+            unsafe { masked::set(t, row, v) }
+        }
+    };
+    (@common $V:ty, $W:literal, $load:ident, $store:ident, $zero:ident, $xor:ident, $and:ident) => {
+        const W: usize = $W;
+        type V = $V;
+        #[inline(always)]
+        unsafe fn load(p: *const u8) -> $V {
+            // SAFETY: the caller makes `W` bytes readable and has the features.
+            unsafe { $load(p.cast()) }
+        }
+        #[inline(always)]
+        unsafe fn store(p: *mut u8, v: $V) {
+            // SAFETY: the caller makes `W` bytes writable and has the features.
+            unsafe { $store(p.cast(), v) }
+        }
+        #[inline(always)]
+        unsafe fn zero() -> $V {
+            // SAFETY: the caller has the tier's features.
+            unsafe { $zero() }
+        }
+        #[inline(always)]
+        unsafe fn xor(a: $V, b: $V) -> $V {
+            // SAFETY: the caller has the tier's features.
+            unsafe { $xor(a, b) }
+        }
+        #[inline(always)]
+        unsafe fn and(a: $V, b: $V) -> $V {
+            // SAFETY: the caller has the tier's features.
+            unsafe { $and(a, b) }
+        }
+    };
+}
+
+/// A tier of nibble tables on `$V`, the tables broadcast to every 16-byte
+/// lane by `$tables`.
+macro_rules! nibble_tier {
+    ($T:ident, $V:ty, $W:literal, load = $load:ident, store = $store:ident, zero = $zero:ident,
+     xor = $xor:ident, and = $and:ident, shuffle = $shuffle:ident, srli16 = $srli:ident,
+     splat8 = $splat:ident, tables = $tables:ident, tail = $tail:ident) => {
+        #[derive(Clone, Copy)]
+        pub(super) struct $T;
+
+        impl Simd for $T {
+            vector_ops!($V, $W, $load, $store, $zero, $xor, $and, tail = $tail);
+            type M = ($V, $V);
+            type X = ($V, $V);
 
             #[inline(always)]
-            unsafe fn ld(p: *const u8) -> $vec {
-                unsafe { $load(p as *const _) }
-            }
-            #[inline(always)]
-            unsafe fn st(p: *mut u8, v: $vec) {
-                unsafe { $store(p as *mut _, v) }
-            }
-            /// The two nibble tables of `m`, replicated to every 16-byte lane.
-            #[inline(always)]
-            unsafe fn tables(m: &ByteMap) -> ($vec, $vec) {
+            unsafe fn prepare(m: &ByteMap) -> ($V, $V) {
+                // SAFETY: the caller has the tier's features; each table is 16 readable bytes.
                 unsafe { ($tables(m.lo.as_ptr()), $tables(m.hi.as_ptr())) }
             }
             #[inline(always)]
-            unsafe fn apply(t: ($vec, $vec), x: $vec) -> $vec {
+            unsafe fn split(x: $V) -> ($V, $V) {
+                // SAFETY: the caller has the tier's features.
                 unsafe {
                     let mask = $splat(0x0f);
-                    let lo = $shuffle(t.0, $and(x, mask));
-                    let hi = $shuffle(t.1, $and($srli::<4>(x), mask));
-                    $xor(lo, hi)
+                    ($and(x, mask), $and($srli::<4>(x), mask))
                 }
             }
-
-            /// Runs `body` on whole vectors, then once on a zero-padded copy of the tail.
             #[inline(always)]
-            unsafe fn blocks(x: &[u8], y: &mut [u8], mut body: impl FnMut(*const u8, *mut u8)) {
-                let n = y.len();
-                let whole = n - n % W;
-                let mut i = 0;
-                while i < whole {
-                    body(unsafe { x.as_ptr().add(i) }, unsafe { y.as_mut_ptr().add(i) });
-                    i += W;
-                }
-                if whole < n {
-                    let mut xb = [0u8; W];
-                    let mut yb = [0u8; W];
-                    let t = n - whole;
-                    if !x.is_empty() {
-                        xb[..t].copy_from_slice(&x[whole..]);
-                    }
-                    yb[..t].copy_from_slice(&y[whole..]);
-                    body(xb.as_ptr(), yb.as_mut_ptr());
-                    y[whole..].copy_from_slice(&yb[..t]);
-                }
-            }
-
-            #[target_feature(enable = $feature)]
-            unsafe fn xor(x: &[u8], y: &mut [u8]) {
-                unsafe { blocks(x, y, |xp, yp| st(yp, $xor(ld(xp), ld(yp)))) }
-            }
-
-            #[target_feature(enable = $feature)]
-            unsafe fn map_xor(m: &ByteMap, x: &[u8], y: &mut [u8]) {
-                if m.is_identity() {
-                    return unsafe { xor(x, y) };
-                }
-                unsafe {
-                    let t = tables(m);
-                    blocks(x, y, |xp, yp| st(yp, $xor(ld(yp), apply(t, ld(xp)))))
-                }
-            }
-
-            #[target_feature(enable = $feature)]
-            unsafe fn map(m: &ByteMap, y: &mut [u8]) {
-                unsafe {
-                    let t = tables(m);
-                    blocks(&[], y, |_, yp| st(yp, apply(t, ld(yp))))
-                }
-            }
-
-            /// Calls the inlined single-row kernel per output, paying dispatch once.
-            #[target_feature(enable = $feature)]
-            unsafe fn map_xor_fanout(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]]) {
-                for (m, y) in ms.iter().zip(ys) {
-                    unsafe { map_xor(m, x, y) }
-                }
-            }
-
-            #[target_feature(enable = $feature)]
-            unsafe fn map_xor_multi(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
-                // Accumulate one vector of y over all rows at a time; the tables
-                // are reloaded per row from L1, which is cheaper than spilling.
-                let n = y.len();
-                let whole = n - n % W;
-                let mut i = 0;
-                unsafe {
-                    while i < whole {
-                        let mut acc = ld(y.as_ptr().add(i));
-                        for (m, x) in ms.iter().zip(xs) {
-                            let xv = ld(x.as_ptr().add(i));
-                            acc = $xor(acc, if m.is_identity() { xv } else { apply(tables(m), xv) });
-                        }
-                        st(y.as_mut_ptr().add(i), acc);
-                        i += W;
-                    }
-                }
-                if whole < n {
-                    for (m, x) in ms.iter().zip(xs) {
-                        unsafe { map_xor(m, &x[whole..], &mut y[whole..]) };
-                    }
-                }
+            unsafe fn mul(m: ($V, $V), x: ($V, $V)) -> $V {
+                // SAFETY: the caller has the tier's features.
+                unsafe { $xor($shuffle(m.0, x.0), $shuffle(m.1, x.1)) }
             }
         }
     };
 }
 
-#[inline(always)]
-unsafe fn table128(p: *const u8) -> __m128i {
-    unsafe { _mm_loadu_si128(p as *const __m128i) }
-}
-#[inline(always)]
-unsafe fn table256(p: *const u8) -> __m256i {
-    unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(p as *const __m128i)) }
+/// A tier of GFNI affines on `$V`: the map's matrix in every qword.
+macro_rules! gfni_tier {
+    ($T:ident, $V:ty, $W:literal, load = $load:ident, store = $store:ident, zero = $zero:ident,
+     xor = $xor:ident, and = $and:ident, splat64 = $splat:ident, affine = $affine:ident, tail = $tail:ident) => {
+        #[derive(Clone, Copy)]
+        pub(super) struct $T;
+
+        impl Simd for $T {
+            vector_ops!($V, $W, $load, $store, $zero, $xor, $and, tail = $tail);
+            type M = $V;
+            type X = $V;
+
+            #[inline(always)]
+            unsafe fn prepare(m: &ByteMap) -> $V {
+                // SAFETY: the caller has the tier's features.
+                unsafe { $splat(m.affine as i64) }
+            }
+            #[inline(always)]
+            unsafe fn split(x: $V) -> $V {
+                x
+            }
+            #[inline(always)]
+            unsafe fn mul(m: $V, x: $V) -> $V {
+                // SAFETY: the caller has the tier's features.
+                unsafe { $affine::<0>(x, m) }
+            }
+        }
+    };
 }
 
-nibble_kernels!(
-    sse,
-    Isa::Ssse3,
-    "ssse3",
+/// Byte-masked access to a row's tail, for the 512-bit tiers.
+mod masked {
+    use super::*;
+
+    /// The tail from byte `.0`, the bytes `.1` selects.
+    pub type Tail = (usize, __mmask64);
+
+    #[inline(always)]
+    pub fn tail(len: usize) -> Option<Tail> {
+        let k = len % 64;
+        (k != 0).then(|| (len - k, (1u64 << k) - 1))
+    }
+    /// # Safety
+    /// AVX-512BW; the bytes selected are readable.
+    #[inline(always)]
+    pub unsafe fn load(t: Tail, row: *const u8) -> __m512i {
+        // SAFETY: masked bytes are not read.
+        unsafe { _mm512_maskz_loadu_epi8(t.1, row.add(t.0).cast()) }
+    }
+    /// # Safety
+    /// AVX-512BW; the bytes selected are writable.
+    #[inline(always)]
+    pub unsafe fn set(t: Tail, row: *mut u8, v: __m512i) {
+        // SAFETY: masked bytes are not written.
+        unsafe { _mm512_mask_storeu_epi8(row.add(t.0).cast(), t.1, v) }
+    }
+    /// # Safety
+    /// As for [`set`].
+    #[inline(always)]
+    pub unsafe fn add(t: Tail, row: *mut u8, v: __m512i) {
+        // SAFETY: as the caller promises.
+        unsafe { set(t, row, _mm512_xor_si512(load(t, row), v)) }
+    }
+}
+
+nibble_tier!(
+    Ssse3,
     __m128i,
     16,
     load = _mm_loadu_si128,
     store = _mm_storeu_si128,
+    zero = _mm_setzero_si128,
     xor = _mm_xor_si128,
     and = _mm_and_si128,
     shuffle = _mm_shuffle_epi8,
     srli16 = _mm_srli_epi16,
     splat8 = _mm_set1_epi8,
-    tables = table128
+    tables = table128,
+    tail = overlap
 );
-nibble_kernels!(
-    avx2,
-    Isa::Avx2,
-    "avx2",
+nibble_tier!(
+    Avx2,
     __m256i,
     32,
     load = _mm256_loadu_si256,
     store = _mm256_storeu_si256,
+    zero = _mm256_setzero_si256,
     xor = _mm256_xor_si256,
     and = _mm256_and_si256,
     shuffle = _mm256_shuffle_epi8,
     srli16 = _mm256_srli_epi16,
     splat8 = _mm256_set1_epi8,
-    tables = table256
+    tables = table256,
+    tail = overlap
+);
+nibble_tier!(
+    Avx512,
+    __m512i,
+    64,
+    load = _mm512_loadu_si512,
+    store = _mm512_storeu_si512,
+    zero = _mm512_setzero_si512,
+    xor = _mm512_xor_si512,
+    and = _mm512_and_si512,
+    shuffle = _mm512_shuffle_epi8,
+    srli16 = _mm512_srli_epi16,
+    splat8 = _mm512_set1_epi8,
+    tables = table512,
+    tail = masked
+);
+// VEX-encoded: for CPUs with GFNI and AVX2 but no AVX-512.
+gfni_tier!(
+    Gfni256,
+    __m256i,
+    32,
+    load = _mm256_loadu_si256,
+    store = _mm256_storeu_si256,
+    zero = _mm256_setzero_si256,
+    xor = _mm256_xor_si256,
+    and = _mm256_and_si256,
+    splat64 = _mm256_set1_epi64x,
+    affine = _mm256_gf2p8affine_epi64_epi8,
+    tail = overlap
+);
+gfni_tier!(
+    Gfni512,
+    __m512i,
+    64,
+    load = _mm512_loadu_si512,
+    store = _mm512_storeu_si512,
+    zero = _mm512_setzero_si512,
+    xor = _mm512_xor_si512,
+    and = _mm512_and_si512,
+    splat64 = _mm512_set1_epi64,
+    affine = _mm512_gf2p8affine_epi64_epi8,
+    tail = masked
 );
 
-mod gfni {
+mod ssse3 {
     use super::*;
+    super::super::simd::tier!(Ssse3, Isa::Ssse3, "ssse3", matmul = (4, 2), dot256 = scalar::KERNELS.dot256);
+}
 
-    pub const KERNELS: Kernels = Kernels {
-        isa: Isa::Gfni512,
-        xor: |x, y| unsafe { xor(x, y) },
-        map_xor: |m, x, y| unsafe { map_xor(m, x, y) },
-        map: |m, y| unsafe { map(m, y) },
-        map_xor_multi: |ms, xs, y| unsafe { map_xor_multi(ms, xs, y) },
-        map_xor_matmul: |ms, xs, ys| unsafe { map_xor_matmul(ms, xs, ys) },
-        map_xor_fanout: |ms, x, ys| unsafe { map_xor_fanout(ms, x, ys) },
-        dot256: |x, y| unsafe { dot256(x, y) },
-    };
+mod avx2 {
+    use super::*;
+    super::super::simd::tier!(Avx2, Isa::Avx2, "avx2", matmul = (4, 2), dot256 = scalar::KERNELS.dot256);
+}
 
-    /// Mask selecting the first `t < 64` bytes.
-    #[inline(always)]
-    fn tail_mask(t: usize) -> __mmask64 {
-        (1u64 << t) - 1
-    }
+mod avx512 {
+    use super::*;
+    super::super::simd::tier!(
+        Avx512,
+        Isa::Avx512,
+        "avx512f,avx512bw",
+        matmul = (8, 2),
+        dot256 = scalar::KERNELS.dot256
+    );
+}
 
-    #[inline(always)]
-    unsafe fn ld(p: *const u8) -> __m512i {
-        unsafe { _mm512_loadu_si512(p as *const _) }
-    }
-    #[inline(always)]
-    unsafe fn st(p: *mut u8, v: __m512i) {
-        unsafe { _mm512_storeu_si512(p as *mut _, v) }
-    }
-    #[inline(always)]
-    unsafe fn ldm(k: __mmask64, p: *const u8) -> __m512i {
-        unsafe { _mm512_maskz_loadu_epi8(k, p as *const i8) }
-    }
-    #[inline(always)]
-    unsafe fn stm(k: __mmask64, p: *mut u8, v: __m512i) {
-        unsafe { _mm512_mask_storeu_epi8(p as *mut i8, k, v) }
-    }
-    #[inline(always)]
-    unsafe fn affine(x: __m512i, a: __m512i) -> __m512i {
-        unsafe { _mm512_gf2p8affine_epi64_epi8::<0>(x, a) }
-    }
-    #[inline(always)]
-    unsafe fn matrix(m: &ByteMap) -> __m512i {
-        unsafe { _mm512_set1_epi64(m.affine as i64) }
+mod gfni256 {
+    use super::*;
+    super::super::simd::tier!(Gfni256, Isa::Gfni256, "avx2,gfni", matmul = (6, 2), dot256 = dot);
+
+    fn dot(x: &[u8], y: &[u8]) -> u8 {
+        assert_eq!(x.len(), y.len(), "dot: slices differ in length");
+        // SAFETY: `KERNELS` is only handed out where the CPU has AVX2 and
+        // GFNI; the lengths were checked.
+        unsafe { dot256(x, y) }
     }
 
-    /// Runs `step(i, mask)` over 64-byte blocks, four at a time, then masked on the tail.
-    #[inline(always)]
-    unsafe fn blocks(n: usize, mut step: impl FnMut(usize, Option<__mmask64>)) {
-        let mut i = 0;
-        while i + 256 <= n {
-            step(i, None);
-            step(i + 64, None);
-            step(i + 128, None);
-            step(i + 192, None);
-            i += 256;
-        }
-        while i + 64 <= n {
-            step(i, None);
-            i += 64;
-        }
-        if i < n {
-            step(i, Some(tail_mask(n - i)));
-        }
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,gfni")]
-    unsafe fn xor(x: &[u8], y: &mut [u8]) {
-        let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
+    /// See [`super::gfni512`]'s `dot256`.
+    #[target_feature(enable = "avx2,gfni")]
+    unsafe fn dot256(x: &[u8], y: &[u8]) -> u8 {
+        let whole = x.len() - x.len() % 32;
+        let mut lanes = [0u8; 32];
+        // SAFETY: the caller has the features; both slices hold `whole`
+        // bytes, and `lanes` 32.
         unsafe {
-            blocks(y.len(), |i, k| match k {
-                None => st(yp.add(i), _mm512_xor_si512(ld(xp.add(i)), ld(yp.add(i)))),
-                Some(k) => stm(k, yp.add(i), _mm512_xor_si512(ldm(k, xp.add(i)), ldm(k, yp.add(i)))),
-            })
-        }
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,gfni")]
-    unsafe fn map_xor(m: &ByteMap, x: &[u8], y: &mut [u8]) {
-        let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
-        unsafe {
-            let a = matrix(m);
-            blocks(y.len(), |i, k| match k {
-                None => st(yp.add(i), _mm512_xor_si512(ld(yp.add(i)), affine(ld(xp.add(i)), a))),
-                Some(k) => stm(k, yp.add(i), _mm512_xor_si512(ldm(k, yp.add(i)), affine(ldm(k, xp.add(i)), a))),
-            })
-        }
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,gfni")]
-    unsafe fn map(m: &ByteMap, y: &mut [u8]) {
-        let yp = y.as_mut_ptr();
-        unsafe {
-            let a = matrix(m);
-            blocks(y.len(), |i, k| match k {
-                None => st(yp.add(i), affine(ld(yp.add(i)), a)),
-                Some(k) => stm(k, yp.add(i), affine(ldm(k, yp.add(i)), a)),
-            })
-        }
-    }
-
-    /// Runs `$pass::<V>($args.., at, last)` over a row of `$len` bytes: passes
-    /// of eight vectors (512 bytes), then one of as many vectors as remain,
-    /// the last one masked by `last`. `V` must be a constant, hence the macro.
-    macro_rules! in_passes {
-        ($len:expr, $pass:ident($($arg:expr),*)) => {{
-            let n = $len;
-            let mut i = 0;
-            while n - i >= 512 {
-                $pass::<8>($($arg,)* i, !0);
-                i += 512;
+            let (to, mut acc) = (Gfni256::prepare(&TO_AES), Gfni256::zero());
+            for i in (0..whole).step_by(32) {
+                let (a, b) = (Gfni256::load(x.as_ptr().add(i)), Gfni256::load(y.as_ptr().add(i)));
+                acc = _mm256_xor_si256(acc, _mm256_gf2p8mul_epi8(Gfni256::mul(to, a), Gfni256::mul(to, b)));
             }
-            let rest = n - i;
-            let tail = if rest % 64 == 0 { !0 } else { tail_mask(rest % 64) };
-            match rest.div_ceil(64) {
-                0 => {}
-                1 => $pass::<1>($($arg,)* i, tail),
-                2 => $pass::<2>($($arg,)* i, tail),
-                3 => $pass::<3>($($arg,)* i, tail),
-                4 => $pass::<4>($($arg,)* i, tail),
-                5 => $pass::<5>($($arg,)* i, tail),
-                6 => $pass::<6>($($arg,)* i, tail),
-                7 => $pass::<7>($($arg,)* i, tail),
-                _ => $pass::<8>($($arg,)* i, tail),
-            }
-        }};
-    }
-
-    /// Keeps up to 512 bytes of y in eight accumulators across all rows, so
-    /// the coefficient rows of a decoder (at most 2g bytes) take one pass.
-    #[target_feature(enable = "avx512f,avx512bw,gfni")]
-    unsafe fn map_xor_multi(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
-        unsafe { in_passes!(y.len(), multi_pass(ms, xs, y)) }
-    }
-
-    /// `V` vectors of y from byte `at`, the last one masked by `last`.
-    #[inline(always)]
-    unsafe fn multi_pass<const V: usize>(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8], at: usize, last: __mmask64) {
-        let mask = |v: usize| if v + 1 == V { last } else { !0 };
-        let yp = unsafe { y.as_mut_ptr().add(at) };
-        unsafe {
-            let mut acc: [__m512i; V] = std::array::from_fn(|v| ldm(mask(v), yp.add(64 * v)));
-            for (m, x) in ms.iter().zip(xs) {
-                let xp = x.as_ptr().add(at);
-                // GF(2) rows are all identities: a plain XOR leaves the
-                // affine unit free. The branch is predictable in every field.
-                if m.is_identity() {
-                    for (v, acc_v) in acc.iter_mut().enumerate() {
-                        *acc_v = _mm512_xor_si512(*acc_v, ldm(mask(v), xp.add(64 * v)));
-                    }
-                    continue;
-                }
-                let a = matrix(m);
-                for (v, acc_v) in acc.iter_mut().enumerate() {
-                    *acc_v = _mm512_xor_si512(*acc_v, affine(ldm(mask(v), xp.add(64 * v)), a));
-                }
-            }
-            for (v, &a) in acc.iter().enumerate() {
-                stm(mask(v), yp.add(64 * v), a);
-            }
+            Gfni256::store(lanes.as_mut_ptr(), acc);
         }
+        let sum = FROM_AES.apply(lanes.iter().fold(0, |s, &b| s ^ b));
+        sum ^ (scalar::KERNELS.dot256)(&x[whole..], &y[whole..])
     }
+}
 
-    /// Outputs in groups of `OUTPUTS`: each block of `VECTORS` x 64 bytes of
-    /// an input row is loaded once and used for every output of the group,
-    /// with all the group's accumulators in registers. The inputs rarely fit
-    /// in L1, so this divides the traffic from L2 by the group size.
-    #[target_feature(enable = "avx512f,avx512bw,gfni")]
-    unsafe fn map_xor_matmul(ms: &[&ByteMap], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
-        const OUTPUTS: usize = GROUP.0;
-        let n = xs.len();
-        let mut groups = ys.chunks_exact_mut(OUTPUTS);
-        let mut first = 0;
-        for group in &mut groups {
-            let len = group[0].len();
-            let yp: [*mut u8; OUTPUTS] = std::array::from_fn(|k| group[k].as_mut_ptr());
-            let rows = &ms[first * n..(first + OUTPUTS) * n];
-            let mut off = 0;
-            unsafe {
-                while len - off >= 64 * GROUP.1 {
-                    matmul_block::<OUTPUTS, { GROUP.1 }>(rows, xs, yp, off, !0);
-                    off += 64 * GROUP.1;
-                }
-                while off < len {
-                    let mask = if len - off >= 64 { !0 } else { tail_mask(len - off) };
-                    matmul_block::<OUTPUTS, 1>(rows, xs, yp, off, mask);
-                    off += 64;
-                }
-            }
-            first += OUTPUTS;
-        }
-        for (k, y) in groups.into_remainder().iter_mut().enumerate() {
-            let row = &ms[(first + k) * n..(first + k + 1) * n];
-            unsafe { map_xor_multi(row, xs, y) }
-        }
-    }
+mod gfni512 {
+    use super::*;
+    super::super::simd::tier!(Gfni512, Isa::Gfni512, "avx512f,avx512bw,gfni", matmul = (8, 3), dot256 = dot);
 
-    /// Outputs per group and vectors per block in [`map_xor_matmul`].
-    const GROUP: (usize, usize) = (8, 3);
-
-    /// `K` outputs times `V` vectors from byte `off`; the last vector is masked by `last`.
-    #[inline(always)]
-    unsafe fn matmul_block<const K: usize, const V: usize>(
-        rows: &[&ByteMap],
-        xs: &[&[u8]],
-        yp: [*mut u8; K],
-        off: usize,
-        last: __mmask64,
-    ) {
-        let n = xs.len();
-        let mask = |v: usize| if v + 1 == V { last } else { !0 };
-        unsafe {
-            let mut acc: [[__m512i; V]; K] =
-                std::array::from_fn(|k| std::array::from_fn(|v| ldm(mask(v), yp[k].add(off + 64 * v))));
-            for (j, x) in xs.iter().enumerate() {
-                let xp = x.as_ptr().add(off);
-                let xv: [__m512i; V] = std::array::from_fn(|v| ldm(mask(v), xp.add(64 * v)));
-                for (k, acc_k) in acc.iter_mut().enumerate() {
-                    let a = matrix(rows[k * n + j]);
-                    for v in 0..V {
-                        acc_k[v] = _mm512_xor_si512(acc_k[v], affine(xv[v], a));
-                    }
-                }
-            }
-            for (k, acc_k) in acc.iter().enumerate() {
-                for (v, &a) in acc_k.iter().enumerate() {
-                    stm(mask(v), yp[k].add(off + 64 * v), a);
-                }
-            }
-        }
-    }
-
-    /// Holds up to 512 bytes of x in registers while it is applied to every
-    /// output, so a decoder's short rows cost one load and store each.
-    #[target_feature(enable = "avx512f,avx512bw,gfni")]
-    unsafe fn map_xor_fanout(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]]) {
-        unsafe { in_passes!(x.len(), fanout_pass(ms, x, ys)) }
-    }
-
-    /// `V` vectors of x from byte `at`, the last masked by `last`, into every output.
-    #[inline(always)]
-    unsafe fn fanout_pass<const V: usize>(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]], at: usize, last: __mmask64) {
-        let mask = |v: usize| if v + 1 == V { last } else { !0 };
-        unsafe {
-            let xp = x.as_ptr().add(at);
-            let xv: [__m512i; V] = std::array::from_fn(|v| ldm(mask(v), xp.add(64 * v)));
-            for (m, y) in ms.iter().zip(ys.iter_mut()) {
-                let a = matrix(m);
-                let yp = y.as_mut_ptr().add(at);
-                for (v, &xv) in xv.iter().enumerate() {
-                    let p = yp.add(64 * v);
-                    stm(mask(v), p, _mm512_xor_si512(ldm(mask(v), p), affine(xv, a)));
-                }
-            }
-        }
+    fn dot(x: &[u8], y: &[u8]) -> u8 {
+        assert_eq!(x.len(), y.len(), "dot: slices differ in length");
+        // SAFETY: `KERNELS` is only handed out where the CPU has AVX-512BW
+        // and GFNI; the lengths were checked.
+        unsafe { dot256(x, y) }
     }
 
     /// Maps both operands into the 0x11B field, multiplies with `gf2p8mulb`,
@@ -454,21 +377,18 @@ mod gfni {
     /// with the sum.
     #[target_feature(enable = "avx512f,avx512bw,gfni")]
     unsafe fn dot256(x: &[u8], y: &[u8]) -> u8 {
-        let n = x.len().min(y.len());
-        let (xp, yp) = (x.as_ptr(), y.as_ptr());
+        let mut lanes = [0u8; 64];
+        // SAFETY: the caller has the features; the masks keep both loads
+        // within the slices, which have one length; `lanes` holds 64 bytes.
         unsafe {
-            let to = matrix(&TO_AES);
-            let mut acc = _mm512_setzero_si512();
-            blocks(n, |i, k| {
-                let k = k.unwrap_or(!0);
-                let p = _mm512_gf2p8mul_epi8(affine(ldm(k, xp.add(i)), to), affine(ldm(k, yp.add(i)), to));
-                acc = _mm512_xor_si512(acc, p);
-            });
-            let mut lanes = [0u64; 8];
-            _mm512_storeu_si512(lanes.as_mut_ptr() as *mut _, acc);
-            let w = lanes.iter().fold(0, |a, &b| a ^ b);
-            let b = w.to_le_bytes().iter().fold(0, |a, &b| a ^ b);
-            FROM_AES.apply(b)
+            let (to, mut acc) = (Gfni512::prepare(&TO_AES), Gfni512::zero());
+            for i in (0..x.len()).step_by(64) {
+                let t = (i, if x.len() - i >= 64 { !0 } else { (1u64 << (x.len() - i)) - 1 });
+                let (a, b) = (masked::load(t, x.as_ptr()), masked::load(t, y.as_ptr()));
+                acc = _mm512_xor_si512(acc, _mm512_gf2p8mul_epi8(Gfni512::mul(to, a), Gfni512::mul(to, b)));
+            }
+            Gfni512::store(lanes.as_mut_ptr(), acc);
         }
+        FROM_AES.apply(lanes.iter().fold(0, |s, &b| s ^ b))
     }
 }

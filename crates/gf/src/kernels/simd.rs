@@ -1,0 +1,546 @@
+//! The byte-map kernels, written once for every vector instruction set.
+//!
+//! A tier ([`Simd`]) supplies its vector type, how it multiplies a vector
+//! of bytes by a [`ByteMap`] (two nibble tables, or one GFNI affine), and
+//! how it reaches the bytes of a row past its last whole vector. The bodies
+//! here give every tier the same register blocking:
+//!
+//! - a multi-row sum keeps up to [`PASS`] vectors of its output in
+//!   registers across all its rows, so each map is prepared once per pass;
+//! - a fan-out keeps up to [`PASS`] vectors of its input in registers, split
+//!   into nibbles once, while it is added to every output;
+//! - a matrix product loads each block of `V` vectors of an input once for a
+//!   group of `K` outputs, all of whose sums stay in registers.
+//!
+//! [`tier!`] compiles them into functions with the tier's target features,
+//! into which everything here is inlined.
+
+use crate::tables::ByteMap;
+
+/// Vectors per pass of the multi-row sum and the fan-out: as many as leave
+/// registers for the maps on the 16-register tiers.
+pub(crate) const PASS: usize = 8;
+
+/// One instruction set's vector arithmetic. Every function is unsafe because
+/// it needs the tier's target features: it may only run inside functions
+/// compiled with them, once they have been detected. Nothing here or in the
+/// kernels below is a closure: a closure does not take the features of the
+/// function it is written in, so its intrinsics would stay calls.
+pub(crate) trait Simd {
+    /// Bytes per vector.
+    const W: usize;
+    type V: Copy;
+    /// A map ready to apply: nibble tables, or an affine matrix.
+    type M: Copy;
+    /// An input ready to be multiplied: split into nibbles, or as it is.
+    type X: Copy;
+    /// How the bytes of a row past its last whole vector are reached.
+    type Tail: Copy;
+
+    /// # Safety
+    /// `W` bytes at `p` are readable.
+    unsafe fn load(p: *const u8) -> Self::V;
+    /// # Safety
+    /// `W` bytes at `p` are writable.
+    unsafe fn store(p: *mut u8, v: Self::V);
+    unsafe fn zero() -> Self::V;
+    unsafe fn xor(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn and(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn prepare(m: &ByteMap) -> Self::M;
+    unsafe fn split(x: Self::V) -> Self::X;
+    unsafe fn mul(m: Self::M, x: Self::X) -> Self::V;
+
+    /// The part of a row of `len` bytes that whole vectors from its start miss.
+    fn tail(len: usize) -> Option<Self::Tail>;
+    /// The tail of `row`, where other bytes read are zero or ignored by
+    /// [`Simd::add_tail`] and [`Simd::set_tail`].
+    ///
+    /// # Safety
+    /// `row` is readable for the length `t` was made for.
+    unsafe fn load_tail(t: Self::Tail, row: *const u8) -> Self::V;
+    /// Adds `v` to the tail of `row`, and to no other byte.
+    ///
+    /// # Safety
+    /// `row` is writable for the length `t` was made for.
+    unsafe fn add_tail(t: Self::Tail, row: *mut u8, v: Self::V);
+    /// Writes `v` over the tail of `row`, and over no other byte.
+    ///
+    /// # Safety
+    /// As for [`Simd::add_tail`].
+    unsafe fn set_tail(t: Self::Tail, row: *mut u8, v: Self::V);
+
+    #[inline(always)]
+    unsafe fn apply(m: Self::M, x: Self::V) -> Self::V {
+        // SAFETY: the caller has the tier's features.
+        unsafe { Self::mul(m, Self::split(x)) }
+    }
+}
+
+/// Where a vector of a pass lies in its rows: whole from a byte offset, or
+/// the rows' tail.
+#[derive(Clone, Copy)]
+pub(crate) enum At<T> {
+    Whole(usize),
+    Tail(T),
+}
+
+/// # Safety
+/// The vector at `at` lies within `row`, and the CPU has `S`'s features.
+#[inline(always)]
+unsafe fn load_at<S: Simd>(row: *const u8, at: At<S::Tail>) -> S::V {
+    // SAFETY: as the caller promises.
+    unsafe {
+        match at {
+            At::Whole(off) => S::load(row.add(off)),
+            At::Tail(t) => S::load_tail(t, row),
+        }
+    }
+}
+
+/// `row ^= v` at `at`.
+///
+/// # Safety
+/// As for [`load_at`].
+#[inline(always)]
+unsafe fn add_at<S: Simd>(row: *mut u8, at: At<S::Tail>, v: S::V) {
+    // SAFETY: as the caller promises.
+    unsafe {
+        match at {
+            At::Whole(off) => S::store(row.add(off), S::xor(S::load(row.add(off)), v)),
+            At::Tail(t) => S::add_tail(t, row, v),
+        }
+    }
+}
+
+/// `row = v` at `at`.
+///
+/// # Safety
+/// As for [`load_at`].
+#[inline(always)]
+unsafe fn set_at<S: Simd>(row: *mut u8, at: At<S::Tail>, v: S::V) {
+    // SAFETY: as the caller promises.
+    unsafe {
+        match at {
+            At::Whole(off) => S::store(row.add(off), v),
+            At::Tail(t) => S::set_tail(t, row, v),
+        }
+    }
+}
+
+/// The `N` vectors of a pass from byte `off`; the last is `tail` if given.
+#[inline(always)]
+fn positions<S: Simd, const N: usize>(off: usize, tail: Option<S::Tail>) -> [At<S::Tail>; N] {
+    let mut at = [At::Whole(off); N];
+    for (v, at) in at.iter_mut().enumerate() {
+        *at = match tail {
+            Some(t) if v + 1 == N => At::Tail(t),
+            _ => At::Whole(off + S::W * v),
+        };
+    }
+    at
+}
+
+/// Runs `$pass::<S, N>($args.., positions)` over a row of `$len` bytes:
+/// passes of [`PASS`] whole vectors, then one of the vectors that remain
+/// with the tail last. `N` must be a constant, hence the macro.
+macro_rules! in_passes {
+    ($S:ty, $len:expr, $pass:ident($($arg:expr),*)) => {{
+        let len: usize = $len;
+        let whole = len / <$S>::W;
+        let tail = <$S>::tail(len);
+        let mut v = 0;
+        while whole - v >= PASS {
+            $pass::<$S, PASS>($($arg,)* positions::<$S, PASS>(v * <$S>::W, None));
+            v += PASS;
+        }
+        let off = v * <$S>::W;
+        match whole - v + usize::from(tail.is_some()) {
+            0 => {}
+            1 => $pass::<$S, 1>($($arg,)* positions::<$S, 1>(off, tail)),
+            2 => $pass::<$S, 2>($($arg,)* positions::<$S, 2>(off, tail)),
+            3 => $pass::<$S, 3>($($arg,)* positions::<$S, 3>(off, tail)),
+            4 => $pass::<$S, 4>($($arg,)* positions::<$S, 4>(off, tail)),
+            5 => $pass::<$S, 5>($($arg,)* positions::<$S, 5>(off, tail)),
+            6 => $pass::<$S, 6>($($arg,)* positions::<$S, 6>(off, tail)),
+            7 => $pass::<$S, 7>($($arg,)* positions::<$S, 7>(off, tail)),
+            _ => $pass::<$S, 8>($($arg,)* positions::<$S, 8>(off, tail)),
+        }
+    }};
+}
+
+/// `y ^= x`.
+///
+/// # Safety
+/// The CPU has `S`'s features, and `x` is as long as `y`.
+#[inline(always)]
+pub(crate) unsafe fn xor<S: Simd>(x: &[u8], y: &mut [u8]) {
+    // SAFETY: every pass stays within the rows, which have one length.
+    unsafe { in_passes!(S, y.len(), xor_pass(x, y)) }
+}
+
+#[inline(always)]
+unsafe fn xor_pass<S: Simd, const N: usize>(x: &[u8], y: &mut [u8], at: [At<S::Tail>; N]) {
+    // SAFETY: as the caller promises.
+    unsafe {
+        let mut xv = [S::zero(); N];
+        for (xv, &at) in xv.iter_mut().zip(&at) {
+            *xv = load_at::<S>(x.as_ptr(), at);
+        }
+        for (&xv, &at) in xv.iter().zip(&at) {
+            add_at::<S>(y.as_mut_ptr(), at, xv);
+        }
+    }
+}
+
+/// `y ^= M x`.
+///
+/// # Safety
+/// As for [`xor`].
+#[inline(always)]
+pub(crate) unsafe fn map_xor<S: Simd>(m: &ByteMap, x: &[u8], y: &mut [u8]) {
+    // SAFETY: as the caller promises.
+    unsafe {
+        if m.is_identity() {
+            return xor::<S>(x, y);
+        }
+        in_passes!(S, y.len(), fanout_pass(std::slice::from_ref(&m), x, std::slice::from_mut(&mut &mut *y)))
+    }
+}
+
+/// `y = M y`.
+///
+/// # Safety
+/// The CPU has `S`'s features.
+#[inline(always)]
+pub(crate) unsafe fn map<S: Simd>(m: &ByteMap, y: &mut [u8]) {
+    // SAFETY: every pass stays within the row.
+    unsafe { in_passes!(S, y.len(), map_pass(S::prepare(m), y)) }
+}
+
+#[inline(always)]
+unsafe fn map_pass<S: Simd, const N: usize>(m: S::M, y: &mut [u8], at: [At<S::Tail>; N]) {
+    // SAFETY: as the caller promises.
+    unsafe {
+        let mut yv = [S::zero(); N];
+        for (yv, &at) in yv.iter_mut().zip(&at) {
+            *yv = S::apply(m, load_at::<S>(y.as_ptr(), at));
+        }
+        for (&yv, &at) in yv.iter().zip(&at) {
+            set_at::<S>(y.as_mut_ptr(), at, yv);
+        }
+    }
+}
+
+/// `y ^= sum M_i x_i`, a pass of the output at a time in registers.
+///
+/// # Safety
+/// The CPU has `S`'s features; there are as many rows as maps, each as
+/// long as `y`.
+#[inline(always)]
+pub(crate) unsafe fn map_xor_multi<S: Simd>(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
+    // SAFETY: every pass stays within the rows, which have one length.
+    unsafe { in_passes!(S, y.len(), multi_pass(ms, xs, y)) }
+}
+
+#[inline(always)]
+unsafe fn multi_pass<S: Simd, const N: usize>(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8], at: [At<S::Tail>; N]) {
+    // SAFETY: as the caller promises.
+    unsafe {
+        let mut acc = [S::zero(); N];
+        for (m, x) in ms.iter().zip(xs) {
+            let xp = x.as_ptr();
+            // GF(2) rows are all identities. The branch is predictable in every field.
+            if m.is_identity() {
+                for (v, a) in acc.iter_mut().enumerate() {
+                    *a = S::xor(*a, load_at::<S>(xp, at[v]));
+                }
+                continue;
+            }
+            let m = S::prepare(m);
+            for (v, a) in acc.iter_mut().enumerate() {
+                *a = S::xor(*a, S::apply(m, load_at::<S>(xp, at[v])));
+            }
+        }
+        for (&a, &at) in acc.iter().zip(&at) {
+            add_at::<S>(y.as_mut_ptr(), at, a);
+        }
+    }
+}
+
+/// `y_i ^= M_i x` for every `i`, a pass of the input at a time in registers.
+///
+/// # Safety
+/// The CPU has `S`'s features; there are as many outputs as maps, each as
+/// long as `x`.
+#[inline(always)]
+pub(crate) unsafe fn map_xor_fanout<S: Simd>(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]]) {
+    // SAFETY: every pass stays within the rows, which have one length.
+    unsafe { in_passes!(S, x.len(), fanout_pass(ms, x, ys)) }
+}
+
+#[inline(always)]
+unsafe fn fanout_pass<S: Simd, const N: usize>(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]], at: [At<S::Tail>; N]) {
+    // SAFETY: as the caller promises.
+    unsafe {
+        let mut xv = [S::split(S::zero()); N];
+        for (xv, &at) in xv.iter_mut().zip(&at) {
+            *xv = S::split(load_at::<S>(x.as_ptr(), at));
+        }
+        for (m, y) in ms.iter().zip(ys.iter_mut()) {
+            let m = S::prepare(m);
+            for (v, &xv) in xv.iter().enumerate() {
+                add_at::<S>(y.as_mut_ptr(), at[v], S::mul(m, xv));
+            }
+        }
+    }
+}
+
+/// `y_i ^= sum_j M_ij x_j` with `M` row-major, in groups of `K` outputs:
+/// each block of `V` vectors of an input is loaded (and split) once for the
+/// whole group, whose `K x V` sums stay in registers. Outputs left over
+/// from the groups are summed one at a time.
+///
+/// # Safety
+/// The CPU has `S`'s features; there are `ys.len() * xs.len()` maps, and
+/// every row has one length.
+#[inline(always)]
+pub(crate) unsafe fn map_xor_matmul<S: Simd, const K: usize, const V: usize>(
+    ms: &[&ByteMap],
+    xs: &[&[u8]],
+    ys: &mut [&mut [u8]],
+) {
+    let n = xs.len();
+    let mut groups = ys.chunks_exact_mut(K);
+    let mut first = 0;
+    for group in &mut groups {
+        let len = group[0].len();
+        let yp: [*mut u8; K] = std::array::from_fn(|k| group[k].as_mut_ptr());
+        let rows = &ms[first * n..(first + K) * n];
+        let mut off = 0;
+        // SAFETY: every block stays within the rows, which have one length.
+        unsafe {
+            while len - off >= V * S::W {
+                matmul_block::<S, K, V>(rows, xs, yp, positions::<S, V>(off, None));
+                off += V * S::W;
+            }
+            while len - off >= S::W {
+                matmul_block::<S, K, 1>(rows, xs, yp, [At::Whole(off)]);
+                off += S::W;
+            }
+            if let Some(t) = S::tail(len) {
+                matmul_block::<S, K, 1>(rows, xs, yp, [At::Tail(t)]);
+            }
+        }
+        first += K;
+    }
+    for (k, y) in groups.into_remainder().iter_mut().enumerate() {
+        let row = &ms[(first + k) * n..(first + k + 1) * n];
+        // SAFETY: as the caller promises.
+        unsafe { map_xor_multi::<S>(row, xs, y) }
+    }
+}
+
+/// `K` outputs times the `V` vectors at `at`.
+#[inline(always)]
+unsafe fn matmul_block<S: Simd, const K: usize, const V: usize>(
+    rows: &[&ByteMap],
+    xs: &[&[u8]],
+    yp: [*mut u8; K],
+    at: [At<S::Tail>; V],
+) {
+    let n = xs.len();
+    // SAFETY: as the caller promises.
+    unsafe {
+        let mut acc = [[S::zero(); V]; K];
+        for (j, x) in xs.iter().enumerate() {
+            let mut xv = [S::split(S::zero()); V];
+            for (xv, &at) in xv.iter_mut().zip(&at) {
+                *xv = S::split(load_at::<S>(x.as_ptr(), at));
+            }
+            for (k, acc_k) in acc.iter_mut().enumerate() {
+                let m = S::prepare(rows.get_unchecked(k * n + j));
+                for (a, &xv) in acc_k.iter_mut().zip(&xv) {
+                    *a = S::xor(*a, S::mul(m, xv));
+                }
+            }
+        }
+        for (&y, acc_k) in yp.iter().zip(&acc) {
+            for (&a, &at) in acc_k.iter().zip(&at) {
+                add_at::<S>(y, at, a);
+            }
+        }
+    }
+}
+
+/// The tail of tiers without byte-masked loads: the row's last vector,
+/// overlapping the whole ones before it, or a padded copy of a short row.
+#[derive(Clone, Copy)]
+pub(crate) enum Overlap<V> {
+    /// The last `W` bytes from `off`, of which `keep` is all ones on those
+    /// no whole vector covers and zero on the rest.
+    Last { off: usize, keep: V },
+    /// A row of `n < W` bytes.
+    Short(usize),
+}
+
+/// Zeros, then ones: `W` bytes from `64 - k` are `W - k` zeros and `k` ones.
+static RAMP: [u8; 128] = {
+    let mut r = [0u8; 128];
+    let mut i = 64;
+    while i < 128 {
+        r[i] = 0xff;
+        i += 1;
+    }
+    r
+};
+
+impl<V: Copy> Overlap<V> {
+    /// The tail of a row of `len` bytes for a tier of `S::W`-byte vectors.
+    #[inline(always)]
+    pub(crate) fn of<S: Simd<V = V>>(len: usize) -> Option<Overlap<V>> {
+        let k = len % S::W;
+        match () {
+            _ if k == 0 => None,
+            _ if len < S::W => Some(Overlap::Short(len)),
+            // SAFETY: `W - k` is below 64, so the `W <= 64` bytes read lie in `RAMP`.
+            _ => Some(Overlap::Last { off: len - S::W, keep: unsafe { S::load(RAMP.as_ptr().add(64 - (S::W - k))) } }),
+        }
+    }
+
+    /// # Safety
+    /// As for [`Simd::load_tail`].
+    #[inline(always)]
+    pub(crate) unsafe fn load<S: Simd<V = V>>(self, row: *const u8) -> V {
+        // SAFETY: the row holds `off + W` bytes, or `n`.
+        unsafe {
+            match self {
+                Overlap::Last { off, .. } => S::load(row.add(off)),
+                Overlap::Short(n) => {
+                    let mut b = [0u8; 64];
+                    std::ptr::copy_nonoverlapping(row, b.as_mut_ptr(), n);
+                    S::load(b.as_ptr())
+                }
+            }
+        }
+    }
+
+    /// # Safety
+    /// As for [`Simd::add_tail`], and the CPU has `S`'s features.
+    #[inline(always)]
+    pub(crate) unsafe fn add<S: Simd<V = V>>(self, row: *mut u8, v: V) {
+        // SAFETY: the row holds `off + W` bytes, or `n`.
+        unsafe {
+            match self {
+                Overlap::Last { off, keep } => S::store(row.add(off), S::xor(S::load(row.add(off)), S::and(v, keep))),
+                Overlap::Short(n) => {
+                    let mut b = [0u8; 64];
+                    std::ptr::copy_nonoverlapping(row, b.as_mut_ptr(), n);
+                    S::store(b.as_mut_ptr(), S::xor(S::load(b.as_ptr()), v));
+                    std::ptr::copy_nonoverlapping(b.as_ptr(), row, n);
+                }
+            }
+        }
+    }
+
+    /// # Safety
+    /// As for [`Simd::set_tail`].
+    #[inline(always)]
+    pub(crate) unsafe fn set<S: Simd<V = V>>(self, row: *mut u8, v: V) {
+        // SAFETY: the row holds `off + W` bytes, or `n`.
+        unsafe {
+            match self {
+                Overlap::Last { off, keep } => {
+                    // Bytes outside the tail keep what they hold: old ^ ((new ^ old) & keep).
+                    let old = S::load(row.add(off));
+                    S::store(row.add(off), S::xor(old, S::and(S::xor(v, old), keep)))
+                }
+                Overlap::Short(n) => {
+                    let mut b = [0u8; 64];
+                    S::store(b.as_mut_ptr(), v);
+                    std::ptr::copy_nonoverlapping(b.as_ptr(), row, n);
+                }
+            }
+        }
+    }
+}
+
+/// The [`super::Kernels`] of one tier: each kernel a function compiled with
+/// the tier's target features, called through a safe wrapper that checks
+/// the lengths the unsafe bodies rely on. `dot256` is given, as only some
+/// tiers have one of their own.
+macro_rules! tier {
+    ($S:ty, $isa:expr, $features:literal, matmul = ($K:literal, $V:literal), dot256 = $dot:expr) => {
+        use $crate::kernels::simd;
+
+        /// Only handed out once the tier's features have been detected.
+        pub(super) const KERNELS: Kernels = Kernels {
+            isa: $isa,
+            xor: |x, y| {
+                assert_eq!(x.len(), y.len(), "xor: slices differ in length");
+                // SAFETY: `KERNELS` is only handed out where the CPU has the
+                // tier's features; the lengths were checked.
+                unsafe { xor(x, y) }
+            },
+            map_xor: |m, x, y| {
+                assert_eq!(x.len(), y.len(), "map_xor: slices differ in length");
+                // SAFETY: as for `xor`.
+                unsafe { map_xor(m, x, y) }
+            },
+            // SAFETY: as for `xor`; one row has nothing to check.
+            map: |m, y| unsafe { map(m, y) },
+            map_xor_multi: |ms, xs, y| {
+                $crate::kernels::check_multi(ms.len(), xs, y.len());
+                // SAFETY: as for `xor`.
+                unsafe { map_xor_multi(ms, xs, y) }
+            },
+            map_xor_matmul: |ms, xs, ys| {
+                $crate::kernels::check_matmul(ms.len(), xs, ys);
+                // SAFETY: as for `xor`.
+                unsafe { map_xor_matmul(ms, xs, ys) }
+            },
+            map_xor_fanout: |ms, x, ys| {
+                $crate::kernels::check_multi(ms.len(), ys, x.len());
+                // SAFETY: as for `xor`.
+                unsafe { map_xor_fanout(ms, x, ys) }
+            },
+            dot256: $dot,
+        };
+
+        #[target_feature(enable = $features)]
+        unsafe fn xor(x: &[u8], y: &mut [u8]) {
+            // SAFETY: the caller checked the features and the lengths.
+            unsafe { simd::xor::<$S>(x, y) }
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn map_xor(m: &ByteMap, x: &[u8], y: &mut [u8]) {
+            // SAFETY: as for `xor`.
+            unsafe { simd::map_xor::<$S>(m, x, y) }
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn map(m: &ByteMap, y: &mut [u8]) {
+            // SAFETY: as for `xor`.
+            unsafe { simd::map::<$S>(m, y) }
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn map_xor_multi(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
+            // SAFETY: as for `xor`.
+            unsafe { simd::map_xor_multi::<$S>(ms, xs, y) }
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn map_xor_matmul(ms: &[&ByteMap], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+            // SAFETY: as for `xor`.
+            unsafe { simd::map_xor_matmul::<$S, $K, $V>(ms, xs, ys) }
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn map_xor_fanout(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]]) {
+            // SAFETY: as for `xor`.
+            unsafe { simd::map_xor_fanout::<$S>(ms, x, ys) }
+        }
+    };
+}
+pub(crate) use tier;
