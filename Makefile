@@ -10,13 +10,14 @@ SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.p
 demo: $(STAMP)
 	$(BIN)/ncmesh reproduce honc2012 --quick --out demo-out
 
-test: $(STAMP)
+test: lint
 	@# The report test renders HTML in a headless browser; it skips if none can be had.
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 \
 		|| echo "chromium could not be installed: the report rendering test will skip"
 	cargo test --workspace --exclude ncmesh-py
 	$(BIN)/python -m pytest -q -W error tests
 	PYTHON=$(PYTHON) bash .ci/test-wheel
+	$(MAKE) docs
 
 # The gates every change passes: formatting, lints, types, API docs.
 lint: $(STAMP)
