@@ -148,7 +148,9 @@ impl Chain {
     }
 
     fn honc(&self, n: usize) -> &HoncNode {
-        (self.mesh.nodes[n].hop() as &dyn Any).downcast_ref().expect("every node runs TCP-HONC")
+        (self.mesh.nodes[n].hop().expect("every node runs TCP-HONC") as &dyn Any)
+            .downcast_ref()
+            .expect("every node runs TCP-HONC")
     }
 }
 
@@ -229,7 +231,7 @@ fn codec_pairs_follow_eq_9_without_loss() {
         let mut most = 0;
         let mut pairs = None;
         c.run_each(Instant::from_secs_f64(30.0), |mesh| {
-            let h: &HoncNode = (mesh.nodes[0].hop() as &dyn Any).downcast_ref().unwrap();
+            let h: &HoncNode = (mesh.nodes[0].hop().expect("node 0 runs TCP-HONC") as &dyn Any).downcast_ref().unwrap();
             let (ideal, b, in_use) = h.codec_pairs(0).unwrap();
             most = most.max(in_use);
             pairs = Some((ideal, b));
@@ -277,7 +279,7 @@ fn path_selection_moves_traffic_off_a_congested_hop() {
         }
         carried = (mesh.carried(0, 1), mesh.carried(0, 2));
     });
-    let h: &HoncNode = (mesh.nodes[0].hop() as &dyn Any).downcast_ref().unwrap();
+    let h: &HoncNode = (mesh.nodes[0].hop().expect("node 0 runs TCP-HONC") as &dyn Any).downcast_ref().unwrap();
     // Hop 1 fills: (14) stops it once its B pairs are unacknowledged ...
     let (_, b, in_use) = h.codec_pairs(mesh.iface_to(0, 1)).unwrap();
     assert_eq!(in_use, b);

@@ -9,9 +9,7 @@ use crate::routing::{FlowRoutes, NodeIndex, Topology, NO_ROUTE};
 use crate::scenario::wifi::WIFI_CLASS;
 use crate::scenario::{AppKind, FlowSpec, NodeId, Payloads, Scenario};
 use ncmesh_proto::marks::FlowMarks;
-use ncmesh_proto::node::{
-    EndLayer, Forwarding, HopLayer, IfaceId, Interface, InterfaceInfo, NextHop, Node, NodeConfig,
-};
+use ncmesh_proto::node::{EndLayer, HopLayer, IfaceId, Interface, InterfaceInfo, NextHop, Node, NodeConfig};
 use ncmesh_proto::scheme::{EndContext, FlowInfo, HopContext, TcpInfo, NONE};
 use ncmesh_proto::tcp::{self, Connection};
 use ncmesh_proto::wire::udp;
@@ -255,10 +253,8 @@ impl Network {
                     parsers,
                 };
                 let runs_here = hop_nodes.as_ref().is_none_or(|ns| ns.contains(&node));
-                let hop: Box<dyn HopLayer> = hop_scheme
-                    .filter(|_| runs_here)
-                    .and_then(|s| s.hop_layer(&scenario.params[s.params_key()], &ctx))
-                    .unwrap_or_else(|| Box::new(Forwarding));
+                let hop: Option<Box<dyn HopLayer>> =
+                    hop_scheme.filter(|_| runs_here).and_then(|s| s.hop_layer(&scenario.params[s.params_key()], &ctx));
                 let ifaces = infos[node]
                     .iter()
                     .zip(&queues[node])

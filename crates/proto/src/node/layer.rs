@@ -115,7 +115,8 @@ pub trait HopLayer: Debug + Send + std::any::Any {
     }
 }
 
-/// The hop layer of a node that does not code.
+/// What a node that does not code does: every default of [`HopLayer`].
+/// A node built without a hop layer calls it directly, not through a trait object.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Forwarding;
 

@@ -70,7 +70,9 @@ pub struct Node {
     routes: Routes,
     ends: Vec<Box<dyn EndLayer>>,
     end_of: FxHashMap<FlowKey, usize>,
-    hop: Box<dyn HopLayer>,
+    /// None for a node that does not code: it forwards as [`Forwarding`]
+    /// does, with no call through a trait object on its hot path.
+    hop: Option<Box<dyn HopLayer>>,
     /// What `hop.holds_frames()` answered when the node was built.
     hop_holds_frames: bool,
     /// The first interface not yet offered a frame since the last input:
@@ -84,14 +86,15 @@ pub struct Node {
 }
 
 impl Node {
-    pub fn new(config: NodeConfig, ifaces: Vec<Interface>, hop: Box<dyn HopLayer>) -> Node {
+    /// A node with interfaces `ifaces` and, if it codes per hop, its hop layer.
+    pub fn new(config: NodeConfig, ifaces: Vec<Interface>, hop: Option<Box<dyn HopLayer>>) -> Node {
         Node {
             config,
             ifaces,
             routes: Routes::default(),
             ends: Vec::new(),
             end_of: FxHashMap::default(),
-            hop_holds_frames: hop.holds_frames(),
+            hop_holds_frames: hop.as_ref().is_some_and(|h| h.holds_frames()),
             unoffered: 0,
             hop,
             deliveries: VecDeque::new(),
@@ -123,8 +126,8 @@ impl Node {
     }
 
     /// The hop layer, for inspection (downcast it through `&dyn Any`).
-    pub fn hop(&self) -> &dyn HopLayer {
-        &*self.hop
+    pub fn hop(&self) -> Option<&dyn HopLayer> {
+        self.hop.as_deref()
     }
 
     pub fn interfaces(&self) -> &[Interface] {
@@ -133,7 +136,7 @@ impl Node {
 
     /// Packets waiting for interface `id`: its queue and what the hop layer holds for it.
     pub fn backlog(&self, id: IfaceId) -> usize {
-        self.ifaces[id].queue().len() + self.hop.held(id)
+        self.ifaces[id].queue().len() + self.hop.as_ref().map_or(0, |h| h.held(id))
     }
 
     pub fn stats(&self) -> NodeStats {
@@ -151,7 +154,8 @@ impl Node {
             ("malformed", s.malformed),
             ("unemitted", s.unemitted),
         ];
-        for (name, value) in self.hop.counters().into_iter().chain(self.ends.iter().flat_map(|e| e.counters())) {
+        let hop = self.hop.as_ref().map(|h| h.counters()).unwrap_or_default();
+        for (name, value) in hop.into_iter().chain(self.ends.iter().flat_map(|e| e.counters())) {
             match out.iter_mut().find(|(n, _)| *n == name) {
                 Some(entry) => entry.1 += value,
                 None => out.push((name, value)),
@@ -185,7 +189,11 @@ impl Node {
         } else {
             frame
         };
-        if let Some(Frame { body: Body::Packet(packet), .. }) = self.hop.handle_frame(now, iface, frame, addressed) {
+        let kept = match &mut self.hop {
+            Some(hop) => hop.handle_frame(now, iface, frame, addressed),
+            None => Forwarding.handle_frame(now, iface, frame, addressed),
+        };
+        if let Some(Frame { body: Body::Packet(packet), .. }) = kept {
             if addressed {
                 self.route(now, packet);
             }
@@ -199,15 +207,17 @@ impl Node {
         if outcome != Outcome::Started {
             self.ifaces[iface].ready = true;
         }
-        self.hop.handle_sent(now, iface, outcome);
+        if let Some(hop) = &mut self.hop {
+            hop.handle_sent(now, iface, outcome);
+        }
         self.settle(now);
     }
 
     /// Called when `now >= poll_timeout()`, or at an earlier deadline that
     /// has since moved later: each layer runs only if it is due.
     pub fn handle_timeout(&mut self, now: Instant) {
-        if self.hop.poll_timeout().is_some_and(|t| t <= now) {
-            self.hop.handle_timeout(now);
+        if let Some(hop) = self.hop.as_mut().filter(|h| h.poll_timeout().is_some_and(|t| t <= now)) {
+            hop.handle_timeout(now);
         }
         for i in 0..self.ends.len() {
             if self.ends[i].poll_timeout().is_some_and(|t| t <= now) {
@@ -229,7 +239,11 @@ impl Node {
             if !iface.ready || !(self.hop_holds_frames || iface.maybe_queued) {
                 continue;
             }
-            let Some(mut frame) = self.hop.poll_frame(now, id, iface) else {
+            let frame = match &mut self.hop {
+                Some(hop) => hop.poll_frame(now, id, iface),
+                None => Forwarding.poll_frame(now, id, iface),
+            };
+            let Some(mut frame) = frame else {
                 self.ifaces[id].maybe_queued = false;
                 continue;
             };
@@ -258,7 +272,7 @@ impl Node {
     }
 
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let mut next = self.hop.poll_timeout();
+        let mut next = self.hop.as_ref().and_then(|h| h.poll_timeout());
         for end in &self.ends {
             if let Some(t) = end.poll_timeout() {
                 next = Some(next.map_or(t, |n| n.min(t)));
@@ -319,13 +333,17 @@ impl Node {
             return;
         };
         let mut next = route.first;
-        if !route.candidates.is_empty() {
-            if let Some(i) = self.hop.choose_next_hop(now, &packet, &route.candidates) {
+        if let (false, Some(hop)) = (route.candidates.is_empty(), &mut self.hop) {
+            if let Some(i) = hop.choose_next_hop(now, &packet, &route.candidates) {
                 next = route.candidates[i.min(route.candidates.len() - 1)];
             }
         }
         self.stats.forwarded += 1;
-        self.hop.handle_forward(now, packet, next, &mut self.ifaces[next.iface]);
+        let iface = &mut self.ifaces[next.iface];
+        match &mut self.hop {
+            Some(hop) => hop.handle_forward(now, packet, next, iface),
+            None => Forwarding.handle_forward(now, packet, next, iface),
+        }
     }
 
     /// Ends an input: routes what the hop layer has for IP (a packet it
@@ -333,10 +351,10 @@ impl Node {
     /// interface be offered a frame again.
     fn settle(&mut self, now: Instant) {
         self.unoffered = 0;
-        if std::mem::replace(&mut self.routing_hop_packets, true) {
+        if self.hop.is_none() || std::mem::replace(&mut self.routing_hop_packets, true) {
             return;
         }
-        while let Some(packet) = self.hop.poll_packet(now) {
+        while let Some(packet) = self.hop.as_mut().and_then(|h| h.poll_packet(now)) {
             self.route(now, packet);
         }
         self.routing_hop_packets = false;
@@ -383,7 +401,7 @@ mod tests {
         let mut node = Node::new(
             config,
             vec![Interface::new(info, Box::new(DropTail::new(10)))],
-            Box::new(Outcomes(heard.clone())),
+            Some(Box::new(Outcomes(heard.clone()))),
         );
         node.routes_mut().add_destination(neighbour, vec![NextHop { iface: 0, neighbour }]);
         let packet = || {

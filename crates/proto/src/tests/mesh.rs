@@ -6,7 +6,7 @@
 use super::SplitMix64;
 use crate::frame::Frame;
 use crate::node::DropTail;
-use crate::node::{Forwarding, HopLayer, IfaceId, Interface, InterfaceInfo, NextHop, Node, NodeConfig, Outcome};
+use crate::node::{HopLayer, IfaceId, Interface, InterfaceInfo, NextHop, Node, NodeConfig, Outcome};
 use crate::packet::{FlowKey, Packet, Parsers};
 use crate::scheme::{FlowInfo, HopContext};
 use crate::time::{Duration, Instant};
@@ -109,7 +109,7 @@ impl MeshBuilder {
                     real_payloads: self.real_payloads,
                     parsers: &self.parsers,
                 };
-                let layer = hop(i, &ctx).unwrap_or_else(|| Box::new(Forwarding));
+                let layer = hop(i, &ctx);
                 let ifaces = infos[i]
                     .iter()
                     .map(|info| Interface::new(info.clone(), Box::new(DropTail::new(info.queue))))
