@@ -27,6 +27,8 @@ lint: $(STAMP)
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace -q
 	$(BIN)/ruff format --check -q python tests
 	$(BIN)/ruff check -q python tests
+	$(BIN)/mypy
+	$(BIN)/python -m mypy.stubtest ncmesh._native --mypy-config-file pyproject.toml
 
 # The documentation site, into site/: the Rust API from cargo doc beside the
 # pages, broken links and anchors failing the build.
@@ -86,7 +88,7 @@ $(STAMP): $(SOURCES)
 	$(BIN)/python -m pip install -q "maturin>=1.7,<2" "pytest>=8" "hypothesis>=6" \
 		"numpy>=1.24" "typer>=0.12,<0.29" "rich>=13" "pandas>=2" "pyarrow>=15" "pydantic>=2.6" "matplotlib>=3.7" \
 		"scipy>=1.10" "cvxpy>=1.4" "duckdb>=1" "dask[distributed]>=2024.1" "tabulate>=0.9" \
-		"ruff>=0.15,<0.18" "mypy>=1.15" "pandas-stubs>=2" "mkdocs-material>=9.5" "mkdocstrings[python]>=0.26" \
+		"ruff>=0.15,<0.18" "mypy>=2.4,<2.5" "pandas-stubs>=3.1,<3.2" "mkdocs-material>=9.5" "mkdocstrings[python]>=0.26" \
 		"plotly>=5.15" "playwright>=1.45"
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release -q
 	touch $@

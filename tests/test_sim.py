@@ -119,6 +119,18 @@ def test_bench_sim_reports_rate_and_memory():
     assert out["events"] > 0 and out["sim_time_s"] == 100
 
 
+def test_ns3_comparison_totals_the_flow_table_of_its_ncmesh_run():
+    from ncmesh import bench_sim
+
+    row = bench_sim.run_ncmesh(20.0, 0.05)
+    overrides = {"duration": 20.0, "link_class.wireless.loss": 0.05, "tcp.sack": True, "tcp.initial_cwnd": 1}
+    flows = ncmesh.run(scenario(bench_sim.SCENARIO), overrides=overrides).flows
+    assert row["goodput_bps"] > 0
+    assert row["goodput_bps"] == pytest.approx(flows.delivered_bytes.sum() * 8 / 20.0)
+    counts = (row["data_segments"], row["retransmits"], row["timeouts"])
+    assert counts == (flows.packets_sent.sum(), flows.retransmits.sum(), flows.timeouts.sum())
+
+
 FLOW_COLUMNS = [
     "id",
     "src",

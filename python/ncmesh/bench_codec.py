@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -28,6 +29,9 @@ from . import codec
 
 SYMBOL = 1500
 BATCH_SECONDS = 0.15
+
+Row = dict[str, Any]
+"""One measurement as codec.json holds it: tier, implementation, operation, field, g, MB/s, and extras."""
 
 
 def rate(work: Callable[[], object], nbytes: int) -> float:
@@ -43,7 +47,7 @@ def rate(work: Callable[[], object], nbytes: int) -> float:
     return statistics.median(rates)
 
 
-def row(impl: str, op: str, field: str, g: int, mb_per_s: float, **extra) -> dict:
+def row(impl: str, op: str, field: str, g: int, mb_per_s: float, **extra: Any) -> Row:
     return {
         "isa": codec.simd_isa(),
         "impl": impl,
@@ -56,7 +60,7 @@ def row(impl: str, op: str, field: str, g: int, mb_per_s: float, **extra) -> dic
     }
 
 
-def ncmesh_python(g: int) -> list[dict]:
+def ncmesh_python(g: int) -> list[Row]:
     """The bindings, with the batch calls a Python simulator would make."""
     rng = np.random.default_rng(g)
     data = rng.integers(0, 256, g * SYMBOL, dtype=np.uint8)
@@ -66,7 +70,7 @@ def ncmesh_python(g: int) -> list[dict]:
     payloads = enc.encode_batch(rows)
     nbytes = g * SYMBOL
 
-    def decode():
+    def decode() -> None:
         dec = codec.Decoder(g, SYMBOL)
         dec.consume_batch(rows, payloads)
         assert dec.data() is not None
@@ -77,7 +81,7 @@ def ncmesh_python(g: int) -> list[dict]:
     ]
 
 
-def galois_peer(g: int) -> list[dict]:
+def galois_peer(g: int) -> list[Row]:
     """galois: encode as a matrix product, decode as a linear solve over GF(2^8)/0x11D."""
     import galois
 
@@ -95,7 +99,7 @@ def galois_peer(g: int) -> list[dict]:
     ]
 
 
-def raptorq_peer(k: int) -> list[dict]:
+def raptorq_peer(k: int) -> list[Row]:
     """raptorq (RFC 6330) beside the LT rows: encode K source symbols plus 10% repair, decode after 10% loss."""
     import raptorq
 
@@ -105,7 +109,7 @@ def raptorq_peer(k: int) -> list[dict]:
     rng = np.random.default_rng(1)
     kept = [p for p in packets if rng.random() >= 0.1]
 
-    def decode():
+    def decode() -> None:
         decoder = raptorq.Decoder.with_defaults(len(data), SYMBOL)
         for p in kept:
             if decoder.decode(p) is not None:
@@ -126,18 +130,18 @@ def raptorq_peer(k: int) -> list[dict]:
     ]
 
 
-def is_peer(r: dict) -> bool:
+def is_peer(r: Row) -> bool:
     return not r["impl"].startswith("ncmesh")
 
 
-def with_ratios(rows: list[dict]) -> list[dict]:
+def with_ratios(rows: list[Row]) -> list[Row]:
     """`ratio_to_best_peer` on ncmesh rows, against peers on the same tier; `ratio_to_rust` on the bindings' rows."""
 
-    def key(r):
+    def key(r: Row) -> tuple[Any, ...]:
         return (r.get("isa"), r["op"], r["field"], r["g"], r["symbol_bytes"])
 
-    best_peer: dict[tuple, float] = {}
-    rust: dict[tuple, float] = {}
+    best_peer: dict[tuple[Any, ...], float] = {}
+    rust: dict[tuple[Any, ...], float] = {}
     for r in rows:
         if is_peer(r):
             best_peer[key(r)] = max(best_peer.get(key(r), 0.0), r["mb_per_s"])
@@ -200,7 +204,7 @@ def nominal_mhz() -> float | None:
     return None
 
 
-def ceiling_table(rows: list[dict], mhz: float | None) -> list[str]:
+def ceiling_table(rows: list[Row], mhz: float | None) -> list[str]:
     """Per tier: the model's bytes per cycle, the measured product in L1 against it, encode and decode against that."""
     at = {(r.get("isa"), r["impl"], r["op"], r["g"]): r["mb_per_s"] for r in rows if r["field"] == "gf256"}
     out = [
@@ -233,20 +237,20 @@ def ceiling_table(rows: list[dict], mhz: float | None) -> list[str]:
     return out
 
 
-def markdown(rows: list[dict], cpu: dict | None = None) -> str:
+def markdown(rows: list[Row], cpu: dict[str, Any] | None = None) -> str:
     """The tables docs/benchmarks.md records, from one run's rows: per tier, then for the fastest."""
-    tiers = sorted({r.get("isa") for r in rows if r.get("isa") in TIERS}, key=TIERS.index)
+    tiers = sorted({r["isa"] for r in rows if r.get("isa") in TIERS}, key=TIERS.index)
     best = tiers[-1] if tiers else None
     at = {(r.get("isa"), r["impl"], r["op"], r["field"], r["g"]): r["mb_per_s"] for r in rows}
 
-    def peer(isa, name, op, g, field="gf256"):
+    def peer(isa: str, name: str, op: str, g: int, field: str = "gf256") -> tuple[float | None, str]:
         """The rate of the peer `name`, on `isa`, and the tier it names for itself, as `isa-l (avx2)` does."""
         for (tier, impl, o, f, gg), mb in at.items():
             if tier == isa and impl.split(" (")[0] == name and o == op and f == field and gg == g:
                 return mb, impl.partition(" (")[2].rstrip(")")
         return None, ""
 
-    def cell(rate, own_tier=""):
+    def cell(rate: float | None, own_tier: str = "") -> str:
         return f"{_mb(rate)} ({own_tier})" if rate and own_tier else _mb(rate)
 
     gs = (16, 64, 256)

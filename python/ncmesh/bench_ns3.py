@@ -18,6 +18,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 #: The path of the scenario, as ncmesh names its nodes.
@@ -110,8 +111,8 @@ inline void ConnectAt(double seconds, unsigned int node) {
 """
 
 
-def _ns():
-    """Imports the bindings (slow: cppyy parses the headers)."""
+def _ns() -> Any:
+    """Imports the bindings (slow: cppyy parses the headers), which cppyy makes at run time without types."""
     try:
         from ns import ns
     except ImportError as e:  # pragma: no cover - depends on the machine
@@ -128,7 +129,7 @@ def ns3_version() -> str:
         return "unknown"
 
 
-def tcp_defaults(ns, mss: int, rcv_window_segments: int) -> None:
+def tcp_defaults(ns: Any, mss: int, rcv_window_segments: int) -> None:
     """TCP as ncmesh's defaults: NewReno, an ACK for every segment, SACK, no
     timestamps, initial window 1, min RTO 200 ms, a receive buffer of
     ``rcv_window_segments`` segments of ``mss`` bytes, a send buffer that never limits."""
@@ -153,7 +154,7 @@ def run(
     loss: float = 0.0,
     seed: int = 1,
     counters: bool = False,
-    attributes: list[tuple[str, str]] = (),
+    attributes: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """Builds the scenario, runs it for ``duration`` simulated seconds and reports.
 
@@ -250,7 +251,7 @@ def run(
     return report
 
 
-def _check_queues(ns, nodes) -> dict[str, Any]:
+def _check_queues(ns: Any, nodes: Any) -> dict[str, Any]:
     """What sits between IP and each wire: queue discs (none expected) and the device queue sizes."""
     queue_discs = 0
     sizes = set()

@@ -120,11 +120,11 @@ inline void AddLoss(ns3::Ptr<ns3::NetDevice> receiver, ns3::Ptr<ns3::NetDevice> 
 }
 """
 
-_ns_module = None
+_ns_module: Any = None
 
 
-def _ns():
-    """Imports the bindings once (slow: cppyy parses the headers)."""
+def _ns() -> Any:
+    """Imports the bindings once (slow: cppyy parses the headers), which cppyy makes at run time without types."""
     global _ns_module
     if _ns_module is None:
         try:

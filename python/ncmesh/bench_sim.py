@@ -20,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .paths import scenario as scenario_path
@@ -34,7 +35,12 @@ def run_ncmesh(duration: float, loss: float, variant: str | None = None) -> dict
     ``variant`` overrides the scenario's TCP variant (newreno): ``sack`` is
     Reno with RFC 6675 recovery, the closest to what ns-3 runs (below).
     """
-    overrides = {"duration": duration, "link_class.wireless.loss": loss, "tcp.sack": True, "tcp.initial_cwnd": 1}
+    overrides: dict[str, Any] = {
+        "duration": duration,
+        "link_class.wireless.loss": loss,
+        "tcp.sack": True,
+        "tcp.initial_cwnd": 1,
+    }
     if variant is not None:
         overrides["tcp.variant"] = variant
     simulation = load(scenario_path(SCENARIO), overrides=overrides)
@@ -43,8 +49,7 @@ def run_ncmesh(duration: float, loss: float, variant: str | None = None) -> dict
     wall = time.perf_counter() - started
     events = simulation.events
     now = simulation.now_s
-    raw = json.loads(simulation.finish())
-    flows = raw["flows"]
+    flows = simulation.finish()["tables"]["flows"]
     return {
         "simulator": "ncmesh",
         "loss": loss,
@@ -52,10 +57,10 @@ def run_ncmesh(duration: float, loss: float, variant: str | None = None) -> dict
         "sim_time_s": now,
         "events": events,
         "events_per_s": events / wall,
-        "goodput_bps": sum(f["delivered_bytes"] for f in flows) * 8 / duration,
-        "data_segments": sum(f["packets_sent"] for f in flows),
-        "retransmits": sum(f["retransmits"] for f in flows),
-        "timeouts": sum(f["timeouts"] for f in flows),
+        "goodput_bps": sum(flows.column("delivered_bytes")) * 8 / duration,
+        "data_segments": sum(flows.column("packets_sent")),
+        "retransmits": sum(flows.column("retransmits")),
+        "timeouts": sum(flows.column("timeouts")),
     }
 
 
@@ -69,11 +74,17 @@ def run_ns3(duration: float, loss: float, counters: bool = False) -> dict[str, A
     if done.returncode != 0 or not lines:
         tail = "\n".join(done.stderr.splitlines()[-10:])
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{tail}")
-    return json.loads(lines[-1])
+    row: dict[str, Any] = json.loads(lines[-1])
+    return row
 
 
 def compare(
-    losses: list[float], timed: list[float], repeat: int, duration: float, ns3_duration: float, log=lambda _m: None
+    losses: list[float],
+    timed: list[float],
+    repeat: int,
+    duration: float,
+    ns3_duration: float,
+    log: Callable[[str], None] = lambda _m: None,
 ) -> list[dict[str, Any]]:
     rows = []
     for loss in sorted(set(losses) | set(timed)):

@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .paths import scenario
@@ -84,7 +85,8 @@ class Ns3Worker:
         assert self.process.stdout is not None
         for line in self.process.stdout:
             if line.startswith("{"):
-                return json.loads(line)
+                reply: dict[str, Any] = json.loads(line)
+                return reply
         raise RuntimeError(f"the ns-3 worker exited ({self.process.wait()}); is the ns3 wheel installed?")
 
     def run(self, case: str, seed: int, duration: float) -> dict[str, Any]:
@@ -100,7 +102,11 @@ class Ns3Worker:
 
 
 def compare(
-    cases: list[str], seeds: list[int], duration: float, ns3: bool = True, log=lambda _m: None
+    cases: list[str],
+    seeds: list[int],
+    duration: float,
+    ns3: bool = True,
+    log: Callable[[str], None] = lambda _m: None,
 ) -> list[dict[str, Any]]:
     """Per case: both simulators' goodputs and wall times over the seeds, alternating."""
     worker = Ns3Worker() if ns3 else None
@@ -168,7 +174,7 @@ def mesh_scenario(nodes: int = 100, flows: int = 20, duration: float = 100.0, se
                     todo.append(b)
         return seen
 
-    pairs = []
+    pairs: list[tuple[int, int]] = []
     while len(pairs) < flows:
         a, b = rng.randrange(nodes), rng.randrange(nodes)
         if a != b and b in component(a):
@@ -210,7 +216,8 @@ def mesh_in_child(nodes: int, flows: int, duration: float) -> dict[str, Any]:
     """The mesh in a fresh process, so that its peak memory is its own."""
     command = [sys.executable, "-m", "ncmesh.bench_wifi", "mesh", str(nodes), str(flows), repr(duration)]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    row: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return row
 
 
 def main(argv: list[str] | None = None) -> int:

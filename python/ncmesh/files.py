@@ -8,8 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def write_atomically(path: str | os.PathLike[str], write: Callable[[Path], None]) -> Path:
+def write_atomically(path: str | os.PathLike[str], write: Callable[[Path], object]) -> Path:
     """Calls ``write`` on a temporary name beside ``path``, then renames it into place.
+
+    Whatever ``write`` returns (a byte count, say) is ignored.
 
     A crash leaves either the old file or the new one, never a torn one; the
     temporary file is removed if ``write`` fails.

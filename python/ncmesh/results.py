@@ -32,7 +32,7 @@ def load(db: str | os.PathLike[str], where: str | None = None) -> pd.DataFrame:
     con.close()
     params = pd.DataFrame([json.loads(p) for p in runs.pop("params")], index=runs.index)
     params = params[[c for c in params.columns if c not in runs.columns]]
-    at = runs.columns.get_loc("sweep") + 1
+    at = list(runs.columns).index("sweep") + 1
     table = pd.concat([runs.iloc[:, :at], params, runs.iloc[:, at:]], axis=1)
     table["series"] = pd.Series(
         [str((db.parent / s).resolve()) if isinstance(s, str) else None for s in table["series"]],

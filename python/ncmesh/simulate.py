@@ -7,11 +7,12 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Union, cast
 
 from . import _native
-from ._native import ScenarioError
+from ._native import ScenarioError as ScenarioError  # re-exported: the error of load and run
 from .files import write_atomically
 
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ class RunResult:
             given = self._given[name]
             # Told apart by module so that Arrow-only callers never import pandas.
             if type(given).__module__.startswith("pandas"):
-                self._frames[name] = given
+                self._frames[name] = cast("pd.DataFrame", given)
             else:
                 self._frames[name] = _to_pandas(self.arrow(name))
         return self._frames[name]
@@ -188,7 +189,8 @@ class RunResult:
         if table in self._frames:
             return self._frames[table][name].tolist()
         if table in self._arrow:
-            return self._arrow[table].column(name).to_pylist()
+            values: list[Any] = self._arrow[table].column(name).to_pylist()
+            return values
         given = self._given[table]
         if isinstance(given, _native.Table):
             return given.column(name)
@@ -221,8 +223,8 @@ class RunResult:
         written = []
         for name in TABLES:
             frame = self.frame(name)
-            written.append(write_atomically(out / f"{name}.parquet", lambda p, f=frame: f.to_parquet(p, index=False)))
-            written.append(write_atomically(out / f"{name}.csv", lambda p, f=frame: f.to_csv(p, index=False)))
+            written.append(write_atomically(out / f"{name}.parquet", partial(frame.to_parquet, index=False)))
+            written.append(write_atomically(out / f"{name}.csv", partial(frame.to_csv, index=False)))
         written.append(write_atomically(out / "scenario.toml", lambda p: p.write_text(self.scenario)))
         written.append(
             write_atomically(out / "summary.json", lambda p: p.write_text(json.dumps(self.summary(), indent=2) + "\n"))
@@ -235,7 +237,8 @@ def _to_pandas(table: pa.Table) -> pd.DataFrame:
     import pyarrow as pa
 
     schema = pa.schema([f.with_type(pa.int64()) if pa.types.is_unsigned_integer(f.type) else f for f in table.schema])
-    return table.cast(schema).to_pandas()
+    frame: pd.DataFrame = table.cast(schema).to_pandas()
+    return frame
 
 
 def _plain(v: Any) -> Any:
@@ -292,4 +295,5 @@ def run(
 
 def scenario_schema() -> dict[str, Any]:
     """The JSON Schema of scenario files."""
-    return json.loads(_native.scenario_schema())
+    schema: dict[str, Any] = json.loads(_native.scenario_schema())
+    return schema

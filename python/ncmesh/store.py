@@ -185,7 +185,7 @@ class Store:
         db = getattr(self, "db", None)
         if db is not None:
             db.close()
-            self.db = None
+            del self.db
         if not self._lock.closed:
             self._lock.close()
 

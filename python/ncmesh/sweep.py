@@ -24,7 +24,7 @@ import time
 import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -816,6 +816,7 @@ def execute_task(task: Task, stop: Any = None, metrics: Sequence[str] | None = N
             raise Stopped
 
     try:
+        assert task.scenario_toml is not None, "only a task with an error has no scenario"
         result = execute(load(task.scenario_toml), progress=check if stop is not None else None, slices=100)
         kept = summarize(result)
         if metrics is not None:
@@ -993,7 +994,8 @@ def _local_cluster(workers: int) -> Any:
     return SubprocessCluster(
         n_workers=workers,
         threads_per_worker=1,
-        dashboard_address=None,
+        # None is documented as no dashboard, though the parameter is annotated str.
+        dashboard_address=None,  # type: ignore[arg-type]
         silence_logs=40,
         worker_kwargs={"nthreads": 1},
         scheduler_kwargs={"idle_timeout": "60s"},
@@ -1178,7 +1180,7 @@ def _record(store: Store, sweep: Sweep, task: Task, outcome: Outcome, commit: st
     series = None
     if outcome.status == "ok" and outcome.series is not None:
         target = store.series_dir / f"{task.key}.parquet"
-        write_atomically(target, lambda p, s=outcome.series: pq.write_table(s, p))
+        write_atomically(target, partial(pq.write_table, outcome.series))
         _fsync_dir(store.series_dir)
         series = f"{store.series_dir.name}/{target.name}"
     row = {

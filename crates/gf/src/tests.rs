@@ -4,6 +4,11 @@ use super::*;
 
 const LENGTHS: [usize; 9] = [0, 1, 15, 16, 63, 64, 257, 1500, 4096];
 
+/// Miri interprets every byte operation, thousands of times slower than
+/// native code: under it the kernel tests take their short rows and small
+/// shapes only, which still reach every tail and block of the kernels.
+const MIRI: bool = cfg!(miri);
+
 fn bytes(len: usize, seed: u64) -> Vec<u8> {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..len)
@@ -21,7 +26,7 @@ fn bytes(len: usize, seed: u64) -> Vec<u8> {
 /// outputs enough to fill and overflow each tier's blocks and passes.
 fn matches_scalar(k: &Kernels) {
     let reference = Kernels::scalar();
-    for (case, &len) in LENGTHS.iter().enumerate() {
+    for (case, &len) in LENGTHS.iter().enumerate().filter(|(_, &len)| !MIRI || len <= 64) {
         let x = bytes(len, case as u64);
         let y = bytes(len, 100 + case as u64);
         for field in (1..=8).map(|q| Field::new(q).unwrap()) {
@@ -85,7 +90,7 @@ fn matches_scalar(k: &Kernels) {
 fn stays_within_slices(k: &Kernels) {
     const GUARD: usize = 64;
     let m = Field::GF256.element_map(7);
-    for len in [1usize, 15, 31, 33, 63, 100, 1500] {
+    for len in [1usize, 15, 31, 33, 63, 100, 1500].into_iter().filter(|&len| !MIRI || len <= 100) {
         let guards_of = |buf: &[u8]| -> Vec<u8> { buf.chunks(len + GUARD).flat_map(|c| c[..GUARD].to_vec()).collect() };
         let xbuf = bytes(3 * (len + GUARD) + GUARD, 1);
         let xr: Vec<&[u8]> = xbuf[GUARD..].chunks_exact(len + GUARD).map(|c| &c[..len]).collect();
@@ -123,25 +128,25 @@ macro_rules! tier_tests {
 tier_tests! {
     scalar_matches_itself: Isa::Scalar, #[cfg_attr(any(), ignore)];
     ssse3_matches_scalar: Isa::Ssse3,
-        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "ssse3"), ignore = "needs an x86 CPU with SSSE3")];
+        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "ssse3", miri), ignore = "needs an x86 CPU with SSSE3, natively")];
     avx2_matches_scalar: Isa::Avx2,
-        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "avx2"), ignore = "needs an x86 CPU with AVX2")];
+        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "avx2", miri), ignore = "needs an x86 CPU with AVX2, natively")];
     avx512_matches_scalar: Isa::Avx512,
-        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "avx512"), ignore = "needs an x86 CPU with AVX-512BW")];
+        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "avx512", miri), ignore = "needs an x86 CPU with AVX-512BW, natively")];
     gfni256_matches_scalar: Isa::Gfni256,
-        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "gfni256"), ignore = "needs an x86 CPU with GFNI and AVX2")];
+        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "gfni256", miri), ignore = "needs an x86 CPU with GFNI and AVX2, natively")];
     gfni512_matches_scalar: Isa::Gfni512,
-        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "gfni512"), ignore = "needs an x86 CPU with GFNI and AVX-512BW")];
+        #[cfg_attr(any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "gfni512", miri), ignore = "needs an x86 CPU with GFNI and AVX-512BW, natively")];
     neon_matches_scalar: Isa::Neon,
-        #[cfg_attr(not(target_arch = "aarch64"), ignore = "needs AArch64: `make test-neon` runs it under qemu-user")];
+        #[cfg_attr(any(not(target_arch = "aarch64"), miri), ignore = "needs AArch64, natively: `make test-neon` runs it under qemu-user")];
 }
 
 /// The dispatch picks the fastest tier the CPU has, found here from the
 /// CPU's flags rather than by the kernels' own detection, and a cap picks
-/// the tier named.
+/// the tier named. Under Miri it keeps to the scalar tier.
 #[test]
 fn dispatch_picks_the_fastest_tier_the_cpu_has() {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     let fastest = {
         let avx512 = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw");
         let (gfni, avx2) = (is_x86_feature_detected!("gfni"), is_x86_feature_detected!("avx2"));
@@ -154,9 +159,9 @@ fn dispatch_picks_the_fastest_tier_the_cpu_has() {
             _ => Isa::Scalar,
         }
     };
-    #[cfg(target_arch = "aarch64")]
+    #[cfg(all(target_arch = "aarch64", not(miri)))]
     let fastest = Isa::Neon;
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    #[cfg(any(not(any(target_arch = "x86_64", target_arch = "aarch64")), miri))]
     let fastest = Isa::Scalar;
     assert_eq!(Kernels::choose(None).isa, fastest);
     assert_eq!(Kernels::available().last().map(|k| k.isa), Some(fastest));
@@ -169,6 +174,7 @@ fn dispatch_picks_the_fastest_tier_the_cpu_has() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "table arithmetic in safe code, for minutes under Miri")]
 fn field_axioms_hold() {
     for field in (1..=8).map(|q| Field::new(q).unwrap()) {
         let n = field.order() as u16;
@@ -216,7 +222,7 @@ fn unpack(field: Field, symbol: &[u8]) -> Vec<u8> {
 #[test]
 fn symbol_ops_act_elementwise() {
     for field in (1..=8).map(|q| Field::new(q).unwrap()) {
-        for len in [0usize, 1, 15, 1500, 4096] {
+        for len in [0usize, 1, 15, 1500, 4096].into_iter().filter(|&len| !MIRI || len <= 15) {
             let len = len - len % field.symbol_granularity();
             let x = bytes(len, 3);
             let y = bytes(len, 4);
@@ -238,7 +244,8 @@ fn symbol_ops_act_elementwise() {
 #[test]
 fn multi_and_fanout_equal_repeated_axpy() {
     for field in (1..=8).map(|q| Field::new(q).unwrap()) {
-        let len = 1500 - 1500 % field.symbol_granularity();
+        let len = if MIRI { 64 } else { 1500 };
+        let len = len - len % field.symbol_granularity();
         let xs: Vec<Vec<u8>> = (0..40).map(|r| bytes(len, r)).collect();
         let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
         let a: Vec<u8> = bytes(40, 99).iter().map(|c| c & field.max_element()).collect();
@@ -278,7 +285,8 @@ fn multi_and_fanout_equal_repeated_axpy() {
 #[test]
 fn matmul_equals_rows_of_sums() {
     for field in (1..=8).map(|q| Field::new(q).unwrap()) {
-        let len = 1500 - 1500 % field.symbol_granularity();
+        let len = if MIRI { 64 } else { 1500 };
+        let len = len - len % field.symbol_granularity();
         let xs: Vec<Vec<u8>> = (0..9).map(|r| bytes(len, r)).collect();
         let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
         let a: Vec<u8> = bytes(5 * 9, 5).iter().map(|c| c & field.max_element()).collect();
@@ -319,8 +327,10 @@ fn gf2_matches_row_sums(k: &Kernels) {
     for (s, &m) in OUTPUTS.iter().enumerate() {
         for (t, &n) in INPUTS.iter().enumerate() {
             for (u, &len) in LENGTHS.iter().enumerate() {
-                // The largest shapes only at a few lengths, to keep the test quick.
-                if m * n * len > 1 << 22 && ![129, 1500].contains(&len) {
+                // The largest shapes only at a few lengths, to keep the test
+                // quick; under Miri not at all.
+                let large = m * n * len > if MIRI { 1 << 14 } else { 1 << 22 };
+                if large && (MIRI || ![129, 1500].contains(&len)) {
                     continue;
                 }
                 shapes += 1;
@@ -356,10 +366,12 @@ fn gf2_matches_row_sums(k: &Kernels) {
 }
 
 /// Both public products route GF(2) to the same kernel, on symbols and on
-/// element vectors, and agree with summing each output on its own.
+/// element vectors, and agree with summing each output on its own. Under
+/// Miri the shape is the least that has M4RM build two batches of tables
+/// and reach a last partial block of columns.
 #[test]
 fn gf2_matmul_equals_rows_of_sums() {
-    let (m, n, len) = (40, 70, 333);
+    let (m, n, len) = if MIRI { (8, 65, 129) } else { (40, 70, 333) };
     let xs: Vec<Vec<u8>> = (0..n).map(|r| bytes(len, 300 + r)).collect();
     let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
     let a = bytes(m * n as usize, 17);
@@ -382,8 +394,9 @@ fn gf2_matmul_equals_rows_of_sums() {
 fn symbol_matmul_into_overwrites() {
     for q in 1..=8 {
         let f = Field::new(q).unwrap();
-        for (m, n) in [(1, 1), (3, 5), (16, 16), (20, 70), (64, 64)] {
-            let len = 3 * 111 * f.symbol_granularity();
+        for (m, n) in [(1, 1), (3, 5), (16, 16), (20, 70), (64, 64)].into_iter().filter(|(m, n)| !MIRI || m * n <= 256)
+        {
+            let len = if MIRI { 3 * 11 } else { 3 * 111 } * f.symbol_granularity();
             let xs: Vec<Vec<u8>> = (0..n).map(|r| bytes(len, 500 + r as u64)).collect();
             let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
             let a = bytes(m * n, 7 + q as u64);
@@ -405,7 +418,7 @@ fn symbol_matmul_in_place_equals_the_product() {
     for q in 1..=8 {
         let f = Field::new(q).unwrap();
         for n in [1, 8, 15, 16, 17, 40] {
-            for len in [0, f.symbol_granularity(), 1260, 7 * 180 + 420] {
+            for len in [0, f.symbol_granularity(), 1260, 7 * 180 + 420].into_iter().filter(|&len| !MIRI || len < 1260) {
                 let xs: Vec<Vec<u8>> = (0..n).map(|r| bytes(len, 300 + r as u64)).collect();
                 let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
                 let a = bytes(n * n, 11 + q as u64);
@@ -429,7 +442,7 @@ fn symbol_matmul_in_place_equals_the_product() {
 /// stride) and rotated (no stride), which the products address differently.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[test]
-#[cfg_attr(ncmesh_cpu_lacks = "gfni512", ignore = "needs an x86 CPU with GFNI and AVX-512BW")]
+#[cfg_attr(any(ncmesh_cpu_lacks = "gfni512", miri), ignore = "needs an x86 CPU with GFNI and AVX-512BW, natively")]
 fn gf2_sliced_and_direct_match_row_sums() {
     use kernels::binary_gfni::{direct, sliced};
     assert!(Kernels::for_isa(Isa::Gfni512).is_some(), "GFNI was found when this test was built, but this CPU lacks it");
@@ -497,8 +510,8 @@ fn gf2_sliced_and_direct_match_row_sums() {
 /// anything else would zero the group's other rows, and is refused.
 #[test]
 #[cfg_attr(
-    any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "gfni512"),
-    ignore = "needs an x86 CPU with GFNI and AVX-512BW"
+    any(not(target_arch = "x86_64"), ncmesh_cpu_lacks = "gfni512", miri),
+    ignore = "needs an x86 CPU with GFNI and AVX-512BW, natively"
 )]
 fn sliced_rows_are_replaced_in_whole_groups() {
     for (n, len) in [(13, 65), (17, 1500), (64, 100)] {

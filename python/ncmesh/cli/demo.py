@@ -37,15 +37,15 @@ def tcp_demo(
     shown = Table(title="TCP goodput and delay against wireless loss")
     for column in ("loss", "goodput (kbit/s)", "bound b(1-p)", "mean delay (s)", "retransmits", "timeouts", "fairness"):
         shown.add_column(column, justify="right")
-    for r in table.itertuples():
+    for r in table.to_dict("records"):
         shown.add_row(
-            f"{r.loss:.0%}",
-            f"{r.throughput_bps / 1e3:,.1f}",
-            f"{r.bound_bps / 1e3:,.0f}",
-            f"{r.delay_mean_s:.3f}",
-            f"{r.retransmits:,}",
-            f"{r.timeouts:,}",
-            f"{r.fairness:.3f}",
+            f"{r['loss']:.0%}",
+            f"{r['throughput_bps'] / 1e3:,.1f}",
+            f"{r['bound_bps'] / 1e3:,.0f}",
+            f"{r['delay_mean_s']:.3f}",
+            f"{r['retransmits']:,}",
+            f"{r['timeouts']:,}",
+            f"{r['fairness']:.3f}",
         )
     out().print(shown)
     write_text_atomically(out_dir / "tcp-vs-loss.csv", table.to_csv(index=False))

@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 from ._base import app as main_app
 
@@ -31,7 +34,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="Draw the model's standard figure to FILE.")]
 
 
-def _fail(msg: str) -> None:
+def _fail(msg: str) -> NoReturn:
     typer.echo(f"error: {msg}", err=True)
     raise typer.Exit(2)
 
@@ -45,7 +48,9 @@ def _emit(values: dict[str, Any], as_json: bool) -> None:
             typer.echo(f"{k}: {v}")
 
 
-def _run(compute: Callable[[], dict[str, Any]], as_json: bool, plot: Path | None, draw: Callable[[Any], None]) -> None:
+def _run(
+    compute: Callable[[], dict[str, Any]], as_json: bool, plot: Path | None, draw: Callable[[Figure], None]
+) -> None:
     from ..models import ModelParameterError
 
     try:
@@ -83,7 +88,7 @@ def markov(
 
     from ..models import markov as mk
 
-    def compute():
+    def compute() -> dict[str, Any]:
         r = mk.solve(p, cwmax, rtt, R, m)
         return {
             "throughput_pkts_per_s": r.throughput_pkts_per_s,
@@ -93,7 +98,7 @@ def markov(
             "uses_kim": r.uses_kim,
         }
 
-    def draw(fig):
+    def draw(fig: Figure) -> None:
         ps = np.linspace(0.0, 0.2, 41)
         ax1, ax2 = fig.subplots(1, 2)
         for r_ in sorted({1.0, 1.03, R}):
@@ -123,10 +128,10 @@ def kim(
 
     from ..models import kim as km
 
-    def compute():
+    def compute() -> dict[str, Any]:
         return {"throughput_pkts_per_s": km.throughput(wmax, rtt, duration, b)}
 
-    def draw(fig):
+    def draw(fig: Figure) -> None:
         ax = fig.subplots()
         ts = np.linspace(rtt, 200 * rtt, 200)
         ax.plot(ts, km.throughput(wmax, rtt, ts, b))
@@ -150,10 +155,10 @@ def padhye(
 
     from ..models import padhye as pd
 
-    def compute():
+    def compute() -> dict[str, Any]:
         return {"throughput_pkts_per_s": pd.throughput(p, rtt, rto, wmax, b)}
 
-    def draw(fig):
+    def draw(fig: Figure) -> None:
         ax = fig.subplots()
         ps = np.logspace(-4, np.log10(0.5), 100)
         ax.loglog(ps, pd.throughput(ps, rtt, rto, wmax, b), label="full model (32)")
@@ -177,10 +182,10 @@ def abouzeid(
 
     from ..models import abouzeid as ab
 
-    def compute():
+    def compute() -> dict[str, Any]:
         return {"throughput_pkts_per_s": ab.throughput(p, rtt, wmax), "mean_window": ab.mean_window(p, wmax)}
 
-    def draw(fig):
+    def draw(fig: Figure) -> None:
         ax = fig.subplots()
         ps = np.linspace(0.005, 0.3, 60)
         ax.plot(ps, ab.throughput(ps, rtt, wmax))
@@ -205,7 +210,7 @@ def honc(
 
     from ..models import honc as hc
 
-    def compute():
+    def compute() -> dict[str, Any]:
         return {
             "throughput_hop_by_hop": hc.throughput_hop_by_hop(b, p),
             "throughput_end_to_end": hc.throughput_end_to_end(b, p, n),
@@ -216,7 +221,7 @@ def honc(
             "decoding_probability": hc.decoding_probability(p, block, R),
         }
 
-    def draw(fig):
+    def draw(fig: Figure) -> None:
         ax1, ax2 = fig.subplots(1, 2)
         ps = np.linspace(0.0, 0.5, 51)
         ax1.plot(ps, hc.throughput_gain(ps, n), label="throughput gain (5)")
@@ -252,7 +257,7 @@ def num(
     topo = nm.TOPOLOGIES[topology]()
     state: dict[str, Any] = {}
 
-    def compute():
+    def compute() -> dict[str, Any]:
         opt = nm.optimum(topo)
         base = nm.optimum(topo.without_coding())
         tr = nm.primal_dual(topo, iterations, step)
@@ -268,7 +273,7 @@ def num(
             "distributed_total": float(tr.total_rate[-1]),
         }
 
-    def draw(fig):
+    def draw(fig: Figure) -> None:
         tr, opt = state["trace"], state["opt"]
         ax1, ax2 = fig.subplots(1, 2)
         it = np.arange(1, tr.rates.shape[0] + 1)

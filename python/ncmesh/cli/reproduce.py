@@ -33,7 +33,7 @@ def reproduce_with_progress(
     try:
         with Progress(*columns, console=err(), transient=True, disable=as_json) as bar:
             task = bar.add_task("runs", total=experiment.runs_planned(quick))
-            result = experiment.reproduce(
+            result: dict[str, Any] = experiment.reproduce(
                 quick,
                 out_dir,
                 jobs=jobs,

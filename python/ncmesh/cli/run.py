@@ -88,8 +88,8 @@ def run(
         "timeouts",
     ):
         table.add_column(column, justify="right")
-    columns = [result.column("flows", n) for n in names]
-    flows = [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+    values = [result.column("flows", n) for n in names]
+    flows = [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]
     for f in flows:
         table.add_row(
             str(f["id"]),

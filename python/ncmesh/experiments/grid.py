@@ -22,7 +22,7 @@ def grid_scenario(
             if r + 1 < rows:
                 links.append({"between": [n, n + cols], "class": "radio"})
     pick = random.Random(seed)
-    pairs = []
+    pairs: list[dict[str, Any]] = []
     while len(pairs) < flows:
         a, b = pick.sample(nodes, 2)
         pairs.append({"src": a, "dst": b, "app": "bulk", "start": round(pick.uniform(0, 1), 3)})

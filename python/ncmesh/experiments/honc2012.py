@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -163,7 +164,8 @@ def _red_flows() -> list[dict[str, Any]]:
     without the gray entry: an override of `flows` replaces the whole array."""
     import tomllib
 
-    return tomllib.loads(scenario(MULTI_SCENARIO).read_text())["flows"][:1]
+    flows: list[dict[str, Any]] = tomllib.loads(scenario(MULTI_SCENARIO).read_text())["flows"][:1]
+    return flows
 
 
 def multi_sweeps(s: Settings) -> list[Sweep]:
@@ -257,7 +259,9 @@ def fairness_series(runs: pd.DataFrame, window_s: float = 20.0) -> tuple[pd.Data
     goodput = series[series.series == "goodput_bps"].copy()
     goodput["time_s"] = (goodput.time_s // window_s) * window_s
     flows = (
-        goodput.groupby(["time_s", "flow"], as_index=False)["value"].mean().rename(columns={"value": "throughput_bps"})
+        goodput.groupby(["time_s", "flow"], as_index=False)[["value"]]
+        .mean()
+        .rename(columns={"value": "throughput_bps"})
     )
     flows["flow"] = flows.flow.astype(int)
     queue = series[(series.series == "queue_packets") & (series["from"] == 3) & (series["to"] == 5)]
@@ -304,9 +308,9 @@ def plot(fig5: pd.DataFrame, fig6: pd.DataFrame, fig7: pd.DataFrame, out: Path) 
     (a, b), (c, d) = axes
     for scheme, rows in fig5.groupby("scheme", sort=False):
         rows = rows.sort_values("loss")
-        a.plot(rows.loss, rows.throughput_bps / 1e3, "o-", label=names[scheme])
-        b.plot(rows.loss, rows.delay_mean_s, "o-", label=names[scheme])
-        c.plot(rows.loss, rows.delay_std_s, "o-", label=names[scheme])
+        a.plot(rows.loss, rows.throughput_bps / 1e3, "o-", label=names[str(scheme)])
+        b.plot(rows.loss, rows.delay_mean_s, "o-", label=names[str(scheme)])
+        c.plot(rows.loss, rows.delay_std_s, "o-", label=names[str(scheme)])
     a.plot(p, closed_forms.throughput_hop_by_hop(CAPACITY_BPS, p) / 1e3, "k--", label="eq. (3) b(1-p)")
     a.plot(p, closed_forms.throughput_end_to_end(CAPACITY_BPS, p, WIRELESS_HOPS) / 1e3, "k:", label="eq. (4) b(1-p)^4")
     a.set(xlabel="P_e", ylabel="total throughput (kbit/s)", title="(a) throughput", yscale="symlog")
@@ -325,15 +329,14 @@ def plot(fig5: pd.DataFrame, fig6: pd.DataFrame, fig7: pd.DataFrame, out: Path) 
     for ax in (a, b, c, d):
         ax.legend(fontsize=7)
     written = [
-        write_atomically(out / f"honc2012-fig5.{x}", lambda f, x=x: fig.savefig(f, format=x, dpi=110))
-        for x in ("png", "svg")
+        write_atomically(out / f"honc2012-fig5.{x}", partial(fig.savefig, format=x, dpi=110)) for x in ("png", "svg")
     ]
     plt.close(fig)
 
     fig, (e, f) = plt.subplots(1, 2, figsize=(11, 3.8), constrained_layout=True)
     for scheme, rows in fig6.groupby("scheme", sort=False):
         rows = rows.sort_values("estimated_loss")
-        e.plot(rows.estimated_loss, rows.throughput_bps / 1e3, "o-", label=names[scheme])
+        e.plot(rows.estimated_loss, rows.throughput_bps / 1e3, "o-", label=names[str(scheme)])
     e.axvline(fig6.attrs.get("actual_loss", 0.2), color="grey", lw=0.8)
     e.set(xlabel="estimated loss rate", ylabel="total throughput (kbit/s)", title="Fig. 6")
     e.legend(fontsize=7)
@@ -347,8 +350,7 @@ def plot(fig5: pd.DataFrame, fig6: pd.DataFrame, fig7: pd.DataFrame, out: Path) 
     f.legend(loc="lower left", fontsize=7)
     f2.legend(loc="lower right", fontsize=7)
     written += [
-        write_atomically(out / f"honc2012-fig6-7.{x}", lambda g, x=x: fig.savefig(g, format=x, dpi=110))
-        for x in ("png", "svg")
+        write_atomically(out / f"honc2012-fig6-7.{x}", partial(fig.savefig, format=x, dpi=110)) for x in ("png", "svg")
     ]
     plt.close(fig)
     return written
@@ -366,8 +368,8 @@ def plot_fig8(multi: pd.DataFrame, flows: pd.DataFrame, queue: pd.DataFrame, out
     fig, ((a, b), (c, d)) = plt.subplots(2, 2, figsize=(11, 8), constrained_layout=True)
     for scheme, rows in multi.groupby("scheme", sort=False):
         rows = rows.sort_values("loss")
-        a.plot(rows.loss, rows.throughput_bps / 1e3, "o-", label=names[scheme])
-        b.plot(rows.loss, rows.delay_mean_s, "o-", label=names[scheme])
+        a.plot(rows.loss, rows.throughput_bps / 1e3, "o-", label=names[str(scheme)])
+        b.plot(rows.loss, rows.delay_mean_s, "o-", label=names[str(scheme)])
     if not multi.empty:
         p = np.linspace(0, max(multi.loss.max(), 0.01), 50)
         a.plot(
@@ -380,7 +382,7 @@ def plot_fig8(multi: pd.DataFrame, flows: pd.DataFrame, queue: pd.DataFrame, out
         yscale="symlog",
     )
     b.set(xlabel="P_e", ylabel="mean end-to-end delay (s)", title="(b) delay", yscale="log")
-    for flow, rows in flows.groupby("flow"):
+    for flow, rows in flows.groupby(flows["flow"]):
         if flow > 4:  # the gray flows exist from 200 s to 800 s only
             rows = rows[(rows.time_s >= GRAY_START_S) & (rows.time_s < GRAY_STOP_S)]
         c.plot(rows.time_s + 10, rows.throughput_bps / 1e6, "-", lw=1, label=f"flow {flow}")
@@ -399,8 +401,7 @@ def plot_fig8(multi: pd.DataFrame, flows: pd.DataFrame, queue: pd.DataFrame, out
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, ncol=2 if ax is c else 1)
     written = [
-        write_atomically(out / f"honc2012-fig8.{x}", lambda f, x=x: fig.savefig(f, format=x, dpi=110))
-        for x in ("png", "svg")
+        write_atomically(out / f"honc2012-fig8.{x}", partial(fig.savefig, format=x, dpi=110)) for x in ("png", "svg")
     ]
     plt.close(fig)
     return written
@@ -444,7 +445,7 @@ def reproduce(
     if s.fairness_loss is not None:
         frames += [("fig8c", flows), ("fig8d", queue)]
     for name, frame in frames:
-        write_atomically(out / f"honc2012-{name}.csv", lambda p, f=frame: f.to_csv(p, index=False))
+        write_atomically(out / f"honc2012-{name}.csv", partial(frame.to_csv, index=False))
     figures = plot(fig5, fig6, fig7, out)
     if s.multi_losses or s.fairness_loss is not None:
         figures += plot_fig8(multi, flows, queue, out)
@@ -470,7 +471,7 @@ def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
     for row in table.reindex(columns=JSON_KEYS).to_dict("records"):
         rows.append(
             {
-                k: (None if isinstance(v, float) and np.isnan(v) else (v.item() if hasattr(v, "item") else v))
+                str(k): (None if isinstance(v, float) and np.isnan(v) else (v.item() if hasattr(v, "item") else v))
                 for k, v in row.items()
             }
         )

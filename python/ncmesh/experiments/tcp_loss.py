@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -28,7 +30,7 @@ def sweep(
 ) -> pd.DataFrame:
     """One run per loss rate, in parallel threads (runs release the GIL)."""
 
-    def one(loss: float) -> dict:
+    def one(loss: float) -> dict[str, Any]:
         result = run(
             scenario("honc-single-path"),
             seed=seed,
@@ -73,8 +75,6 @@ def plot(table: pd.DataFrame, out: Path) -> list[Path]:
     b.set(xlabel="loss per wireless hop", ylabel="mean end-to-end delay (s)", ylim=(0, None), title="Delay")
     written = []
     for suffix in ("png", "svg"):
-        written.append(
-            write_atomically(out / f"tcp-vs-loss.{suffix}", lambda p, s=suffix: fig.savefig(p, format=s, dpi=120))
-        )
+        written.append(write_atomically(out / f"tcp-vs-loss.{suffix}", partial(fig.savefig, format=suffix, dpi=120)))
     plt.close(fig)
     return written

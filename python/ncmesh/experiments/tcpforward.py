@@ -22,6 +22,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,7 @@ FIG8_FILL = 0.25
 
 def hop_loss(p: float) -> float:
     """The loss of each hop that makes `p` end to end."""
-    return round(1.0 - (1.0 - p) ** (1.0 / HOPS), 6)
+    return round(1.0 - float((1.0 - p) ** (1.0 / HOPS)), 6)
 
 
 def path_loss(q: float) -> float:
@@ -248,6 +249,11 @@ def _rows(runs: pd.DataFrame, sweep: Sweep) -> pd.DataFrame:
     return rows
 
 
+def _in_order(values: list[str]) -> Callable[[pd.Series], pd.Series]:
+    """A sort key that puts a column's values in the order of `values`."""
+    return lambda column: column.map(values.index)
+
+
 def tables(runs: pd.DataFrame, s: Settings) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Fig. 7, Fig. 8 and the open values, means over seeds."""
     by_name = {sw.name: sw for sw in sweeps(s)}
@@ -278,8 +284,7 @@ def tables(runs: pd.DataFrame, s: Settings) -> tuple[pd.DataFrame, pd.DataFrame,
         part = rows(name)
         part = part.assign(parameter=key, value=part[key].astype(str), loss=path_loss(sw.fixed[LOSS_KEY]))
         part = _mean_over_seeds(part, ["parameter", "value", "loss"])
-        order = [str(v) for v in OPEN_VALUES[key]]
-        parts.append(part.sort_values("value", key=lambda c, order=order: c.map(order.index)))
+        parts.append(part.sort_values("value", key=_in_order([str(v) for v in OPEN_VALUES[key]])))
     opened = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["parameter", "value", "loss"])
     return fig7.reset_index(drop=True), fig8, opened
 
@@ -402,17 +407,17 @@ def claims(fig7: pd.DataFrame, fig8: pd.DataFrame, cost: pd.DataFrame) -> pd.Dat
             )
         )
     if 0.0 in at.index:
-        best = at.loc[0.0].idxmax()
+        best = str(at.loc[0.0].idxmax())
         rows.append(
             ("Fig. 7: TCP Reno best at the lowest loss", f"best at p = 0: {NAMES.get(best, best)}", best == "reno")
         )
         if 0.5 in at.index and "tcp-forward" in at:
-            kept = at.loc[0.5, "tcp-forward"] / at.loc[0.0, "tcp-forward"]
+            kept = at["tcp-forward"].loc[0.5] / at["tcp-forward"].loc[0.0]
             rows.append(
                 ("Fig. 7: TCP-Forward keeps half its lossless throughput at p = 0.5", f"{kept:.2f}", bool(kept >= 0.5))
             )
         if 0.9 in at.index and "tcp-forward" in at:
-            kept = at.loc[0.9, "tcp-forward"] / at.loc[0.0, "tcp-forward"]
+            kept = at["tcp-forward"].loc[0.9] / at["tcp-forward"].loc[0.0]
             rows.append(
                 (
                     "Fig. 7: TCP-Forward's throughput does not drop much at p = 0.9",
@@ -446,18 +451,23 @@ def claims(fig7: pd.DataFrame, fig8: pd.DataFrame, cost: pd.DataFrame) -> pd.Dat
     for isa, bench in cost.groupby("isa", sort=False):
         big = bench.window.max()
         at_big = bench[(bench.window == big) & (bench.until == "complete")].set_index("code").seconds
-        ratio = float(at_big["rlnc-gf256"] / at_big["lt"])
+        rlnc_over_lt = float(at_big["rlnc-gf256"] / at_big["lt"])
         rows.append(
             (
                 f"Fig. 9: RLNC decoding costs more than LT peeling, {big * MSS} B window, {isa} kernels (wall clock)",
-                f"{ratio:.2f}x",
-                ratio > 1.0,
+                f"{rlnc_over_lt:.2f}x",
+                rlnc_over_lt > 1.0,
             )
         )
     return pd.DataFrame(rows, columns=["claim", "measured", "holds"])
 
 
 # ---------------------------------------------------------------- plots
+
+
+def _name(scheme: object) -> str:
+    """A scheme's name in the figures."""
+    return NAMES.get(str(scheme), str(scheme))
 
 
 def plot(fig7: pd.DataFrame, fig8: pd.DataFrame, cost: pd.DataFrame, out: Path) -> list[Path]:
@@ -469,11 +479,11 @@ def plot(fig7: pd.DataFrame, fig8: pd.DataFrame, cost: pd.DataFrame, out: Path) 
     fig, ((a, b), (c, d)) = plt.subplots(2, 2, figsize=(11, 8), constrained_layout=True)
     for scheme, rows in fig7.groupby("scheme", sort=False):
         rows = rows.sort_values("loss")
-        a.plot(rows.loss, rows.throughput_bps / 1e3, "o-", label=NAMES.get(scheme, scheme))
+        a.plot(rows.loss, rows.throughput_bps / 1e3, "o-", label=_name(scheme))
     a.set(xlabel="end-to-end loss p", ylabel="throughput (kbit/s)", title="Fig. 7: tandem, point-to-point hops")
     for scheme, rows in fig8.groupby("scheme", sort=False):
         rows = rows.sort_values("window")
-        b.plot(rows.window_bytes, rows.delay_mean_s, "o-", label=NAMES.get(scheme, scheme))
+        b.plot(rows.window_bytes, rows.delay_mean_s, "o-", label=_name(scheme))
     b.set(xlabel="coding window (bytes)", ylabel="mean end-to-end latency (s)", title="Fig. 8", xscale="log")
     for (isa, code, until), rows in cost.groupby(["isa", "code", "until"], sort=False):
         rows = rows.sort_values("window_bytes")
@@ -498,8 +508,7 @@ def plot(fig7: pd.DataFrame, fig8: pd.DataFrame, cost: pd.DataFrame, out: Path) 
     for ax in (a, b, c, d):
         ax.legend(fontsize=7)
     written = [
-        write_atomically(out / f"tcpforward-figs.{x}", lambda f, x=x: fig.savefig(f, format=x, dpi=110))
-        for x in ("png", "svg")
+        write_atomically(out / f"tcpforward-figs.{x}", partial(fig.savefig, format=x, dpi=110)) for x in ("png", "svg")
     ]
     plt.close(fig)
     return written
@@ -526,7 +535,7 @@ def plot_open(table: pd.DataFrame, out: Path) -> list[Path]:
     for ax in list(axes.flat)[len(keys) :]:
         ax.set_visible(False)
     written = [
-        write_atomically(out / f"tcpforward-open-values.{x}", lambda f, x=x: fig.savefig(f, format=x, dpi=110))
+        write_atomically(out / f"tcpforward-open-values.{x}", partial(fig.savefig, format=x, dpi=110))
         for x in ("png", "svg")
     ]
     plt.close(fig)
@@ -568,7 +577,7 @@ def reproduce(
     found = claims(fig7, fig8, cost)
     frames = [("fig7", fig7), ("fig8", fig8), ("decode-cost", cost), ("open-values", opened), ("claims", found)]
     for name, frame in frames:
-        write_atomically(out / f"tcpforward-{name}.csv", lambda p, f=frame: f.to_csv(p, index=False))
+        write_atomically(out / f"tcpforward-{name}.csv", partial(frame.to_csv, index=False))
     figures = plot(fig7, fig8, cost, out) + plot_open(opened, out)
     return {
         "fig7": fig7,

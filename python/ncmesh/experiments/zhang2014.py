@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ PACKET_BYTES = 1000
 
 def hop_loss(erasure: float) -> float:
     """The loss on each of the four hops that gives end-to-end erasure ``erasure``."""
-    return 1.0 - (1.0 - erasure) ** (1.0 / HOPS)
+    return 1.0 - float((1.0 - erasure) ** (1.0 / HOPS))
 
 
 def erasure_of(hop: float) -> float:
@@ -189,9 +190,7 @@ def plot(table: pd.DataFrame, out: Path) -> list[Path]:
     c.legend(fontsize=8)
     written = []
     for suffix in ("png", "svg"):
-        written.append(
-            write_atomically(out / f"zhang2014.{suffix}", lambda p, s=suffix: fig.savefig(p, format=s, dpi=120))
-        )
+        written.append(write_atomically(out / f"zhang2014.{suffix}", partial(fig.savefig, format=suffix, dpi=120)))
     plt.close(fig)
     return written
 
@@ -227,7 +226,7 @@ def runs_planned(quick: bool) -> int:
 def rows_json(table: pd.DataFrame) -> list[dict[str, Any]]:
     return [
         {
-            k: (None if isinstance(v, float) and np.isnan(v) else (v.item() if hasattr(v, "item") else v))
+            str(k): (None if isinstance(v, float) and np.isnan(v) else (v.item() if hasattr(v, "item") else v))
             for k, v in row.items()
         }
         for row in table.to_dict("records")

@@ -82,7 +82,7 @@ def stationary_window(p: float, wmax: int) -> npt.NDArray[np.float64]:
     rhs = np.zeros(n)
     rhs[-1] = 1.0
     pi: npt.NDArray[np.float64] = np.clip(spsolve(A.tocsc(), rhs), 0.0, None)
-    return pi / pi.sum()
+    return pi / float(pi.sum())
 
 
 def _broadcast(p: Reals, wmax: Reals, *rest: Reals) -> tuple[npt.NDArray[Any], ...]:

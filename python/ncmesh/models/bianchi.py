@@ -40,8 +40,8 @@ def _tau(p: float, w: int, m: int, attempts: float) -> float:
             stages = range(4000)
         else:
             return 2 * (1 - 2 * p) / ((1 - 2 * p) * (w + 1) + p * w * (1 - (2 * p) ** m))
-    num = sum(p**i for i in stages)
-    den = sum(p**i * (2 ** min(i, m) * w + 1) / 2 for i in stages)
+    num: float = sum(p**i for i in stages)
+    den: float = sum(p**i * (2 ** min(i, m) * w + 1) / 2 for i in stages)
     return num / den
 
 
@@ -107,7 +107,10 @@ def dsss_timing(
         raise ModelParameterError("collision_ifs", '"difs" or "eifs"', collision_ifs)
     long_plcp = 192.0
     plcp = 96.0 if preamble == "short" else long_plcp
-    at = lambda b, r: _dsss(b, r, long_plcp if r == 1.0 else plcp)  # noqa: E731 - no short preamble at 1 Mbit/s
+
+    def at(bytes_: int, mbps: float) -> float:
+        return _dsss(bytes_, mbps, long_plcp if mbps == 1.0 else plcp)  # no short preamble at 1 Mbit/s
+
     sifs, slot = 10e-6, 20e-6
     difs = sifs + 2 * slot
     eifs = sifs + difs + _dsss(14, 1.0, long_plcp)

@@ -47,14 +47,15 @@ def throughput(wmax: Reals, rtt: Reals, duration: Reals = np.inf, b: Reals = 1.0
     b = real("b", b, 1.0)
     w0 = real("w0", w0, 1.0)
     wmax, rtt, duration, b, w0 = np.broadcast_arrays(wmax, rtt, duration, b, w0)
-    w0 = np.minimum(w0, wmax)
-    k = rounds_to_wmax(wmax, b, w0)
+    start: npt.NDArray[np.float64] = np.minimum(w0, wmax)
+    k = rounds_to_wmax(wmax, b, start)
     with np.errstate(invalid="ignore", over="ignore"):
         n = np.maximum(np.floor(duration / rtt), 1.0)
-
-        def ramp(m: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-            return m * w0 + m * (m - 1.0) / (2.0 * b)  # the sum of w0 + i/b over i < m
-
-        total = np.where(n <= k, ramp(n), ramp(k) + (n - k) * wmax)
+        total = np.where(n <= k, _ramp(n, start, b), _ramp(k, start, b) + (n - k) * wmax)
         avg = np.where(np.isinf(duration), wmax, total / n)
     return scalar_or_array(avg / rtt)
+
+
+def _ramp(m: Floats, w0: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The packets of the first m rounds: the sum of w0 + i/b over i < m."""
+    return m * w0 + m * (m - 1.0) / (2.0 * b)

@@ -27,11 +27,12 @@ update (7).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
-from ._params import ModelParameterError, integer, real
+from ._params import ModelParameterError, Reals, integer, real
 
 __all__ = [
     "TOPOLOGIES",
@@ -58,6 +59,20 @@ class Hyperarc:
 
 Use = tuple[int, tuple[int, ...]]  # (hyperarc index, flows coded together)
 
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
+
+Links = Mapping[tuple[str, str], float]
+"""Link capacities by (transmitter, receiver); a link not named has the default capacity."""
+
+# The named forms the topologies are written in, before `_topology` indexes them.
+_Arc = tuple[str, tuple[str, ...]]  # (transmitter, receivers)
+_NamedUse = tuple[str, tuple[str, ...], tuple[str, ...]]  # (transmitter, receivers, flows coded together)
+_NamedSegment = tuple[str, list[list[_NamedUse]]]  # (flow, partitions)
+
+_Index = tuple[list[Use], list[tuple[int, int]], IntArray, IntArray, list[list[int]], FloatArray]
+"""Codes, member slots (code, flow), each partition's flow and segment, its codes, and the slot loads."""
+
 
 @dataclasses.dataclass(frozen=True)
 class Topology:
@@ -80,9 +95,11 @@ class Topology:
         return dataclasses.replace(self, name=self.name + " (no coding)", segments=tuple(segs))
 
     # ---- index structures shared by both solvers ----
-    def _index(self):
+    def _index(self) -> _Index:
         codes: dict[Use, int] = {}
-        part_flow, part_seg, part_codes = [], [], []
+        part_flow: list[int] = []
+        part_seg: list[int] = []
+        part_codes: list[list[int]] = []
         for j, (s, parts) in enumerate(self.segments):
             for pt in parts:
                 ids = []
@@ -111,7 +128,15 @@ class Topology:
         return code_list, slots, np.array(part_flow), np.array(part_seg), part_codes, M
 
 
-def _topology(name, links, hyperarcs, flows, segments, coding: bool, cap: float):
+def _topology(
+    name: str,
+    links: Links | None,
+    hyperarcs: Sequence[_Arc],
+    flows: Sequence[str],
+    segments: Sequence[_NamedSegment],
+    coding: bool,
+    cap: float,
+) -> Topology:
     """Build a Topology; a hyperarc's capacity is the least of its links' (sec. IV-A)."""
     links = dict(links or {})
     hs = []
@@ -121,7 +146,7 @@ def _topology(name, links, hyperarcs, flows, segments, coding: bool, cap: float)
         hs.append(Hyperarc(tx, tuple(rx), c))
     index = {(h.tx, h.rx): i for i, h in enumerate(hs)}
     fidx = {f: i for i, f in enumerate(flows)}
-    segs = []
+    segs: list[tuple[int, tuple[tuple[Use, ...], ...]]] = []
     for flow, parts in segments:
         s = fidx[flow]
         built = []
@@ -136,12 +161,12 @@ def _relay_segments(
     flows_through: dict[str, tuple[str, str, str]],
     codes: Sequence[tuple[str, ...]],
     dest_of_code: dict[tuple[str, ...], tuple[str, ...]],
-):
+) -> list[_NamedSegment]:
     """Segments for one relay: uplink hop, then relay hop split among the codes."""
-    segs = []
+    segs: list[_NamedSegment] = []
     for f, (src, relay, dst) in flows_through.items():
         segs.append((f, [[(src, (relay,), (f,))]]))
-        parts = [[(relay, (dst,), (f,))]]
+        parts: list[list[_NamedUse]] = [[(relay, (dst,), (f,))]]
         for code in codes:
             if f in code:
                 parts.append([(relay, dest_of_code[code], code)])
@@ -149,36 +174,37 @@ def _relay_segments(
     return segs
 
 
-def alice_bob(links=None, coding: bool = True, capacity: float = 1.0) -> Topology:
+def alice_bob(links: Links | None = None, coding: bool = True, capacity: float = 1.0) -> Topology:
     """Fig. 2(a): A <-> R <-> B, flows A->B and B->A coded together at R."""
     flows = {"A>B": ("A", "R", "B"), "B>A": ("B", "R", "A")}
     code = ("A>B", "B>A")
-    hyper = [("A", ("R",)), ("B", ("R",)), ("R", ("B",)), ("R", ("A",)), ("R", ("A", "B"))]
+    hyper: list[_Arc] = [("A", ("R",)), ("B", ("R",)), ("R", ("B",)), ("R", ("A",)), ("R", ("A", "B"))]
     segs = _relay_segments(flows, [code], {code: ("A", "B")})
     return _topology("alice-and-bob", links, hyper, list(flows), segs, coding, capacity)
 
 
-def x_topology(links=None, coding: bool = True, capacity: float = 1.0) -> Topology:
+def x_topology(links: Links | None = None, coding: bool = True, capacity: float = 1.0) -> Topology:
     """Fig. 1: flows A->B and C->D cross at R; B overhears C and D overhears A."""
     flows = {"A>B": ("A", "R", "B"), "C>D": ("C", "R", "D")}
     code = ("A>B", "C>D")
-    hyper = [("A", ("R",)), ("C", ("R",)), ("R", ("B",)), ("R", ("D",)), ("R", ("B", "D"))]
+    hyper: list[_Arc] = [("A", ("R",)), ("C", ("R",)), ("R", ("B",)), ("R", ("D",)), ("R", ("B", "D"))]
     segs = _relay_segments(flows, [code], {code: ("B", "D")})
     return _topology("x", links, hyper, list(flows), segs, coding, capacity)
 
 
-def cross(links=None, coding: bool = True, capacity: float = 1.0) -> Topology:
+def cross(links: Links | None = None, coding: bool = True, capacity: float = 1.0) -> Topology:
     """Fig. 2(b): N, S, E, W exchange through R (N<->S, E<->W); R may XOR all four."""
     flows = {"N>S": ("N", "R", "S"), "S>N": ("S", "R", "N"), "E>W": ("E", "R", "W"), "W>E": ("W", "R", "E")}
     four = ("N>S", "S>N", "E>W", "W>E")
     ns, ew = ("N>S", "S>N"), ("E>W", "W>E")
-    hyper = [(n, ("R",)) for n in "NSEW"] + [("R", (n,)) for n in "NSEW"]
+    hyper: list[_Arc] = [(n, ("R",)) for n in "NSEW"]
+    hyper += [("R", (n,)) for n in "NSEW"]
     hyper += [("R", ("E", "N", "S", "W")), ("R", ("N", "S")), ("R", ("E", "W"))]
     segs = _relay_segments(flows, [four, ns, ew], {four: ("E", "N", "S", "W"), ns: ("N", "S"), ew: ("E", "W")})
     return _topology("cross", links, hyper, list(flows), segs, coding, capacity)
 
 
-def butterfly(links=None, coding: bool = True, capacity: float = 1.0) -> Topology:
+def butterfly(links: Links | None = None, coding: bool = True, capacity: float = 1.0) -> Topology:
     """Fig. 8, two-hop coding (BFLY): S1->I->J->D1 and S2->I->J->D2.
 
     I codes the two flows and J forwards the code to both destinations; D1
@@ -187,23 +213,35 @@ def butterfly(links=None, coding: bool = True, capacity: float = 1.0) -> Topolog
     """
     f1, f2 = "S1>D1", "S2>D2"
     code = (f1, f2)
-    hyper = [("S1", ("I",)), ("S2", ("I",)), ("I", ("J",)), ("J", ("D1",)), ("J", ("D2",)), ("J", ("D1", "D2"))]
-    segs = []
+    hyper: list[_Arc] = [
+        ("S1", ("I",)),
+        ("S2", ("I",)),
+        ("I", ("J",)),
+        ("J", ("D1",)),
+        ("J", ("D2",)),
+        ("J", ("D1", "D2")),
+    ]
+    segs: list[_NamedSegment] = []
     for f, src, dst in ((f1, "S1", "D1"), (f2, "S2", "D2")):
         segs.append((f, [[(src, ("I",), (f,))]]))
         segs.append((f, [[("I", ("J",), (f,)), ("J", (dst,), (f,))], [("I", ("J",), code), ("J", ("D1", "D2"), code)]]))
     return _topology("butterfly", links, hyper, [f1, f2], segs, coding, capacity)
 
 
-TOPOLOGIES = {"alice-and-bob": alice_bob, "x": x_topology, "cross": cross, "butterfly": butterfly}
+TOPOLOGIES: dict[str, Callable[..., Topology]] = {
+    "alice-and-bob": alice_bob,
+    "x": x_topology,
+    "cross": cross,
+    "butterfly": butterfly,
+}
 
 
 @dataclasses.dataclass(frozen=True)
 class Optimum:
-    rates: np.ndarray  # x_s
-    splits: np.ndarray  # xi per partition
-    airtime: np.ndarray  # tau_h
-    queues: np.ndarray  # capacity multipliers q_h
+    rates: FloatArray  # x_s
+    splits: FloatArray  # xi per partition
+    airtime: FloatArray  # tau_h
+    queues: FloatArray  # capacity multipliers q_h
     utility: float
 
     @property
@@ -211,12 +249,12 @@ class Optimum:
         return float(self.rates.sum())
 
 
-def _check_weights(topo: Topology, weights):
+def _check_weights(topo: Topology, weights: Reals | None) -> FloatArray:
     w = np.ones(len(topo.flows)) if weights is None else real("weights", weights, 0.0, lo_closed=False)
     return np.broadcast_to(w, (len(topo.flows),))
 
 
-def optimum(topo: Topology, weights=None) -> Optimum:
+def optimum(topo: Topology, weights: Reals | None = None) -> Optimum:
     """The NUM optimum with U_s = w_s log x_s (proportional fairness), by cvxpy."""
     import cvxpy as cp
 
@@ -248,7 +286,7 @@ def optimum(topo: Topology, weights=None) -> Optimum:
     return Optimum(xv, splits, np.asarray(tau.value), np.asarray(cap_con.dual_value), float(prob.value))
 
 
-def coding_gain(topo: Topology, weights=None) -> float:
+def coding_gain(topo: Topology, weights: Reals | None = None) -> float:
     """Table I "Optimal": total optimal rate with coding over total without, minus 1."""
     return optimum(topo, weights).total_rate / optimum(topo.without_coding(), weights).total_rate - 1.0
 
@@ -256,18 +294,18 @@ def coding_gain(topo: Topology, weights=None) -> float:
 # ---------------------------------------------------------------- distributed
 
 
-def _project_simplex(v: np.ndarray, z: float = 1.0) -> np.ndarray:
+def _project_simplex(v: FloatArray, z: float = 1.0) -> FloatArray:
     """Euclidean projection of v onto {u >= 0, sum u = z} (sort-based)."""
     if v.size == 1:
         return np.array([z])
     u = np.sort(v)[::-1]
     css = np.cumsum(u) - z
     k = np.arange(1, v.size + 1)
-    rho = np.nonzero(u - css / k > 0)[0][-1]
-    return np.maximum(v - css[rho] / (rho + 1.0), 0.0)
+    rho = int(np.nonzero(u - css / k > 0)[0][-1])
+    return np.maximum(v - float(css[rho]) / (rho + 1.0), 0.0)
 
 
-def _project_capped(v: np.ndarray, z: float) -> np.ndarray:
+def _project_capped(v: FloatArray, z: float) -> FloatArray:
     """Projection onto {u >= 0, sum u <= z}."""
     u = np.maximum(v, 0.0)
     return u if u.sum() <= z else _project_simplex(v, z)
@@ -277,18 +315,24 @@ def _project_capped(v: np.ndarray, z: float) -> np.ndarray:
 class Trace:
     """Per-iteration history of the distributed algorithm (appendix A figures)."""
 
-    rates: np.ndarray  # (iterations, flows)
-    queues: np.ndarray  # (iterations, hyperarcs), the h-queues q_h
-    splits: np.ndarray  # final xi per partition
-    airtime: np.ndarray  # final tau
+    rates: FloatArray  # (iterations, flows)
+    queues: FloatArray  # (iterations, hyperarcs), the h-queues q_h
+    splits: FloatArray  # final xi per partition
+    airtime: FloatArray  # final tau
 
     @property
-    def total_rate(self) -> np.ndarray:
-        return self.rates.sum(axis=1)
+    def total_rate(self) -> FloatArray:
+        total: FloatArray = self.rates.sum(axis=1)
+        return total
 
 
 def primal_dual(
-    topo: Topology, iterations: int = 4000, step: float = 0.05, prox: float = 1.0, reset_every: int = 1, weights=None
+    topo: Topology,
+    iterations: int = 4000,
+    step: float = 0.05,
+    prox: float = 1.0,
+    reset_every: int = 1,
+    weights: Reals | None = None,
 ) -> Trace:
     """Distributed solution of sec. IV-B with the proximal method.
 

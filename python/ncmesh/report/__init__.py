@@ -121,7 +121,7 @@ def payload(table: pd.DataFrame, run: str | None = None, baseline: str | None = 
     for name, runs in table.groupby("sweep", sort=True):
         sweep, points, where = _sweep(str(name), runs, params)
         point_of.loc[points.index] = points.tolist()
-        at.loc[where.index] = where.tolist()
+        at.loc[where.index] = where
         sweeps.append(sweep)
     if baseline is not None:
         _choose_baseline(sweeps, baseline)
