@@ -56,5 +56,6 @@ def throughput(wmax: Reals, rtt: Reals, duration: Reals = np.inf, b: Reals = 1.0
             return m * w0 + m * (m - 1.0) / (2.0 * b)  # the sum of w0 + i/b over i < m
 
         total = np.where(n <= k, ramp(n), ramp(k) + (n - k) * wmax)
-        avg = np.where(np.isinf(duration), wmax, total / n)
+        # n is infinite for an infinite duration, or one whose rounds overflow a float
+        avg = np.where(np.isinf(n), wmax, total / n)
     return scalar_or_array(avg / rtt)
