@@ -97,6 +97,13 @@ def test_throughput_monotone_in_loss_and_redundancy_and_inverse_in_rtt():
     assert markov.throughput(0.05, 50, 0.4) == pytest.approx(2 * markov.throughput(0.05, 50, 0.8))
 
 
+def test_effective_loss_and_the_papers_bound():
+    # Sec. 4.5: p' = 1 - R(1 - p); sec. 4.6: M about 2 CW_max.
+    assert markov.effective_loss([0.1, 0.1, 0.2], [1.0, 1.05, 1.25]) == pytest.approx([0.1, 0.055, 0.0])
+    assert markov.effective_loss(0.3, 1.5) == pytest.approx(-0.05)
+    assert list(markov.default_m([25, 50])) == [50, 100]
+
+
 def test_redundancy_is_the_section_4_5_transform():
     a = markov.solve(0.1, 30, 0.8, R=1.05)
     b = markov.solve(1 - 1.05 * 0.9, 30, 0.8, R=1.0)
@@ -157,6 +164,7 @@ def test_throughput_and_window_follow_the_printed_equations(p, cwmax, m):
     thr, cwnd = literal_throughput(p, cwmax, 0.8, m)
     assert model.throughput_pkts_per_s == pytest.approx(thr, rel=1e-12)
     assert model.mean_cwnd == pytest.approx(cwnd, rel=1e-12)
+    assert markov.mean_cwnd(p, cwmax, m=m) == pytest.approx(cwnd, rel=1e-12)
 
 
 def test_throughput_by_hand_on_the_smallest_chain():

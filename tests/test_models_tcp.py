@@ -84,6 +84,27 @@ def test_padhye_timeout_probability_hand_values():
     assert padhye.timeout_probability(1e-6, 60) == pytest.approx(3 / 60, rel=1e-3)
 
 
+def test_padhye_expected_window_by_hand():
+    # Eq. (13): b = 1, p = 0.1: 1 + sqrt(8 * 0.9 / 0.3 + 1) = 1 + 5.  b = 2: 2/3 + sqrt(12 + 4/9).
+    assert padhye.expected_window(0.1) == pytest.approx(6.0, rel=1e-12)
+    assert padhye.expected_window(0.1, 2) == pytest.approx(2 / 3 + np.sqrt(12 + 4 / 9), rel=1e-12)
+
+
+def test_padhye_timeout_probability_at_tiny_loss_and_between_windows():
+    # At p = 1e-17, q = 1 - p rounds to 1 and eq. (24) taken literally is 0/0; its limit is 3/w (eq. 25).
+    assert padhye.timeout_probability(1e-17, 60) == pytest.approx(3 / 60, rel=1e-12)
+    # w = 3.5, p = 0.1: (1 - 0.729)(1 + 0.729 (1 - 0.9^0.5)) / (1 - 0.9^3.5) = 0.281138 / 0.308410.
+    assert padhye.timeout_probability(0.1, 3.5) == pytest.approx(0.911573, rel=1e-5)
+
+
+def test_padhye_window_limited_branch_starts_where_the_mean_window_reaches_the_limit():
+    # Eq. (32) takes its second branch when E[W_u] >= W_max; the two branches do not meet there.
+    ew = padhye.expected_window(0.05)
+    below, at, above = (padhye.throughput(0.05, 0.2, 1.0, w) for w in (np.nextafter(ew, 0), ew, np.nextafter(ew, 99)))
+    assert at == pytest.approx(below, rel=1e-12)
+    assert abs(above - at) > 0.01 * at
+
+
 def test_padhye_window_limited_branch_by_hand():
     # p = 0.01, b = 1, RTT = 0.2 s, T0 = 1 s, W_max = 10: E[W_u] = 1 + sqrt(8 *
     # 0.99 / 0.03 + 1) = 17.28 >= W_max, so eq. (32) takes its second branch.
