@@ -187,6 +187,16 @@ def test_equalising_redundancy_hits_its_target():
     assert markov.equalising_redundancy(0.06, 50, 1.5, target=0.1) == 1.0
 
 
+def test_an_unreachable_target_is_refused_with_the_most_tcp_nc_gives():
+    # The search stops at p' = 1e-4; the most it can give is quoted, below Kim's W_max/RTT.
+    most = markov.throughput(0.06, 50, 1.5, (1 - 1e-4) / 0.94)
+    assert most < 50 / 1.5
+    with pytest.raises(ModelParameterError) as e:
+        markov.equalising_redundancy(0.06, 50, 1.5, target=1000)
+    assert str(e.value) == f"target must be at most {most:.6g} pkts/s (TCP-NC's throughput as p' -> 0), got 1000.0"
+    assert (e.value.name, e.value.got) == ("target", 1000.0)
+
+
 def test_equalising_redundancy_targets_reno_capped_at_the_fair_share():
     # Sec. 5.6 settings: p = 0.06, CW_max = 50, RTT 1.44 s, T0 = 2 RTT. Padhye's
     # window-free branch at p = 0.06 (eqs. 13, 24, 28, 32, worked by hand):
