@@ -374,3 +374,33 @@ fn a_path_whose_cost_went_stale_is_used_again() {
     // takes a share again (one in six packets, measured).
     assert!(late > 80, "only {late} frames through node 1 in the last 10 s");
 }
+
+#[test]
+fn delay_and_loss_estimates_follow_eqs_18_and_19() {
+    // Lossless: each ACK-NCB echoes the newest frame and how long it was held, so
+    // eq. (19)'s sample is the propagation delay itself, and eq. (18) sees no loss.
+    let mut c = Spec::new(1, lossy(1_000_000, 20, 0.0, 0), 1, 100_000, 5).build();
+    c.run(Instant::from_secs_f64(10.0));
+    let (loss, delay) = c.honc(0).estimates(0).unwrap();
+    assert_eq!(loss, 0.0);
+    assert!((delay - 0.020).abs() < 1e-6, "estimated d = {delay} s");
+    // Three hops losing 30% of their frames: each sender's estimate, averaged
+    // over the transfer, is that rate.
+    let mut c = Spec::new(3, lossy(1_000_000, 20, 0.3, 0), 1, 400_000, 7).build();
+    let mut sums = [0.0; 3];
+    let mut samples = 0;
+    c.run_each(Instant::from_secs_f64(60.0), |mesh| {
+        if mesh.now < Instant::from_secs_f64(2.0) {
+            return;
+        }
+        for (n, sum) in sums.iter_mut().enumerate() {
+            let h: &HoncNode = (mesh.nodes[n].hop() as &dyn Any).downcast_ref().unwrap();
+            *sum += h.estimates(mesh.iface_to(n, n + 1)).unwrap().0;
+        }
+        samples += 1;
+    });
+    for (n, sum) in sums.iter().enumerate() {
+        let mean = sum / samples as f64;
+        assert!((mean - 0.3).abs() < 0.05, "hop {n}: mean estimate {mean}");
+    }
+}
