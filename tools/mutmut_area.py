@@ -55,7 +55,21 @@ AREAS = {
     # again: the run keys (plan), the skip set (run_sweep) and the row written (_record).
     "store": Area(
         mutate=["src/ncmesh/store.py", "src/ncmesh/sweep.py"],
-        tests=["tests/test_sweep.py", "tests/test_store.py"],
+        # The sweep tests of planning and resuming; the others run simulations for other reasons.
+        tests=[
+            "tests/test_store.py",
+            *(
+                f"tests/test_sweep.py::test_{name}"
+                for name in [
+                    "axes_cross_zips_and_ranges_expand",
+                    "invalid_axis_value_plans_a_failed_run",
+                    "resume_skips_done_runs_and_rerun_replaces_them",
+                    "resume_tries_failed_runs_again",
+                    "runs_go_to_fresh_worker_processes_by_default",
+                    "null_runs_have_their_own_keys_and_no_metrics",
+                ]
+            ),
+        ],
         functions=[
             "ncmesh.store.*",
             "ncmesh.sweep.x_plan__*",
