@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: demo test lint docs test-wheel test-neon bench-codec bench-sim bench-report bench-wifi fuzz clean
+.PHONY: demo test lint docs test-wheel test-neon bench-codec bench-sim bench-report bench-wifi fuzz mutants clean
 
 demo: $(STAMP)
 	$(BIN)/ncmesh reproduce honc2012 --quick --out demo-out
@@ -81,6 +81,43 @@ bench-wifi: $(STAMP)
 fuzz:
 	cd fuzz && for t in wire_parse decoder_consume lt_consume scenario_load tcp_segments packet_parse tcpnc_messages honc_frames tcpforward_messages; do \
 		cargo +nightly fuzz run $$t -- -max_total_time=600 || exit 1; done
+
+# Mutation testing, one area at a time (docs/testing.md has the report).
+# An area is the files it mutates, the tests that judge them and a time
+# limit; the limits add up to MUTANTS_BUDGET on 2 cores. Surviving mutants
+# are reported, not failed on: mutmut_area.py prints them, and cargo-mutants
+# writes them to target/mutants/AREA/mutants.out/missed.txt. An area fails
+# when its unmutated tests fail or it overruns its limit.
+# `make mutants-honc` runs one area.
+MUTANTS_BUDGET := 4 hours
+MUTANTS_AREAS := models store honc decoder tcp gf
+mutants-models-limit := 30m
+mutants-store-limit := 20m
+mutants-honc-limit := 60m
+mutants-decoder-limit := 40m
+mutants-tcp-limit := 60m
+mutants-gf-limit := 30m
+# cargo-mutants arguments of the Rust areas: the package, the files, and the
+# test targets to build and run (-C reaches the build as well as the run).
+mutants-honc-args := -p ncmesh-proto -f 'crates/proto/src/honc/*.rs' -C --lib -C --test=honc_chain
+mutants-decoder-args := -p ncmesh-codec -f crates/codec/src/rlnc/decoder.rs -C --lib -C --test=rlnc
+mutants-tcp-args := -p ncmesh-proto -f crates/proto/src/tcp/sender.rs -f crates/proto/src/tcp/recovery.rs \
+	-f crates/proto/src/tcp/sack.rs -f crates/proto/src/tcp/rtt.rs -f crates/proto/src/tcp/newreno.rs -C --lib -C --test=fast_retransmit \
+	-C --test=newreno_partial_ack -C --test=rto_backoff -C --test=sack_recovery -C --test=delivery
+mutants-gf-args := -p ncmesh-gf -C --lib
+
+.PHONY: $(addprefix mutants-,$(MUTANTS_AREAS))
+mutants: $(addprefix mutants-,$(MUTANTS_AREAS))
+
+mutants-models mutants-store: mutants-%: $(STAMP)
+	$(BIN)/python -m pip install -q "mutmut>=3.8,<4"
+	nice timeout $(mutants-$*-limit) $(BIN)/python tools/mutmut_area.py $*
+
+# cargo-mutants exits 2 for missed mutants and 3 for timeouts: reported, so not errors here.
+mutants-honc mutants-decoder mutants-tcp mutants-gf: mutants-%:
+	command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
+	nice timeout $(mutants-$*-limit) cargo mutants -o target/mutants/$* $(mutants-$*-args) \
+		|| { status=$$?; [ $$status -eq 2 ] || [ $$status -eq 3 ]; }
 
 $(STAMP): $(SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -60,7 +60,24 @@ def test_eq8_is_ratio_of_6_and_7_and_one_at_zero_loss():
         ratio = honc.delay_one_hop(1.0, ps[1:], n) / honc.delay_end_to_end(1.0, ps[1:], n)
         assert honc.delay_reduction(ps[1:], n) == pytest.approx(ratio)
         assert honc.delay_reduction(0.0, n) == 1.0
+        # Near p = 0 it tends to its limit: 1 - (1 - p)^n must not cancel to nothing.
+        assert honc.delay_reduction(1e-17, n) == pytest.approx(1.0, rel=1e-12)
     assert honc.delay_reduction(0.3, 1) == pytest.approx(1.0)
+
+
+def test_eq8_over_an_array_of_hop_counts():
+    # Each n of one call must give what it gives alone: the sums over i < n - 1 are masked per n.
+    ns = np.array([1, 2, 4, 6])
+    ratio = honc.delay_one_hop(1.0, 0.2, ns) / honc.delay_end_to_end(1.0, 0.2, ns)
+    assert honc.delay_reduction(0.2, ns) == pytest.approx(ratio, rel=1e-12)
+    assert honc.delay_reduction(0.2, [[1], [6]]).shape == (2, 1)
+
+
+def test_an_empty_curve_is_an_empty_result():
+    none = np.array([], dtype=int)
+    for f in (honc.delay_end_to_end, honc.delay_end_to_end_recursive, honc.delay_one_hop):
+        assert f(0.1, 0.2, none).shape == (0,)
+    assert honc.delay_reduction(0.2, none).shape == (0,)
 
 
 def test_throughput_gain_hand_value():
@@ -78,6 +95,9 @@ def test_codec_pairs_ideal_by_hand():
     assert honc.codec_pairs_ideal(0.1, 8000, 10, 1e6) == 4
     assert honc.codec_pairs_ideal(0.12, 8000, 10, 1e6) == 4
     assert honc.codec_pairs_ideal(0.0, 8000, 10, 1e6) == 1
+    # (0.18 + 0.08)/0.08 = 3.25 -> 4; a ratio within 1e-9 of 3 counts as 3 (3.0000000001 here).
+    assert honc.codec_pairs_ideal(0.09, 8000, 10, 1e6) == 4
+    assert honc.codec_pairs_ideal(0.08 * (1 + 0.5e-10), 8000, 10, 1e6) == 3
 
 
 def test_decoding_probability_limits_and_monte_carlo():
@@ -103,6 +123,21 @@ def test_codec_pairs_is_least_b_meeting_threshold():
 
     assert at_least(B) >= pth > at_least(B - 1)
     assert honc.codec_pairs(bi, 1 - 1e-12) == bi
+    # Meeting P_th exactly is enough: P(Bin(1, 1/2) >= 1) = 1/2 and P(Bin(2, 1/2) >= 1) = 3/4.
+    assert honc.codec_pairs(1, 0.5, p_th=0.5) == 1
+    assert honc.codec_pairs(1, 0.5, p_th=0.75) == 2
+
+
+def test_codec_pairs_stop_at_their_cap_with_a_clear_error():
+    # B = 7 at s = 0.7 (P(Bin(7, 0.7) >= 4) = 0.874): within a cap of 7, and beyond one of 6.
+    assert honc.codec_pairs(4, 0.7, b_cap=7) == 7
+    with pytest.raises(ModelParameterError) as e:
+        honc.codec_pairs(4, 0.7, b_cap=6)
+    assert str(e.value) == "success must be large enough to reach p_th within 6 pairs, got 0.7"
+    with pytest.raises(ModelParameterError) as e:
+        honc.codec_pairs([4, 4], [0.7, 1e-4])
+    assert str(e.value) == "success must be large enough to reach p_th within 10000 pairs, got 0.0001"
+    assert (e.value.name, e.value.got) == ("success", 1e-4)
 
 
 def test_honc_refuses_bad_parameters():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ncmesh.models import ModelParameterError, kim, markov
+from ncmesh.models import ModelParameterError, kim, markov, padhye
 
 
 def packet_level_chain(p, cwmax, wmax):
@@ -97,6 +97,14 @@ def test_throughput_monotone_in_loss_and_redundancy_and_inverse_in_rtt():
     assert markov.throughput(0.05, 50, 0.4) == pytest.approx(2 * markov.throughput(0.05, 50, 0.8))
 
 
+def test_effective_loss_and_the_papers_bound():
+    # Sec. 4.5: p' = 1 - R(1 - p); sec. 4.6: M about 2 CW_max.
+    assert markov.effective_loss([0.1, 0.1, 0.2], [1.0, 1.05, 1.25]) == pytest.approx([0.1, 0.055, 0.0])
+    assert markov.effective_loss(0.3, 1.5) == pytest.approx(-0.05)
+    assert list(markov.default_m([25, 50])) == [50, 100]
+    assert markov.default_m(25.0).dtype == np.int64
+
+
 def test_redundancy_is_the_section_4_5_transform():
     a = markov.solve(0.1, 30, 0.8, R=1.05)
     b = markov.solve(1 - 1.05 * 0.9, 30, 0.8, R=1.0)
@@ -157,6 +165,8 @@ def test_throughput_and_window_follow_the_printed_equations(p, cwmax, m):
     thr, cwnd = literal_throughput(p, cwmax, 0.8, m)
     assert model.throughput_pkts_per_s == pytest.approx(thr, rel=1e-12)
     assert model.mean_cwnd == pytest.approx(cwnd, rel=1e-12)
+    assert markov.mean_cwnd(p, cwmax, m=m) == pytest.approx(cwnd, rel=1e-12)
+    assert markov.throughput(p, cwmax, 0.8, m=m) == pytest.approx(thr, rel=1e-12)
 
 
 def test_throughput_by_hand_on_the_smallest_chain():
@@ -177,6 +187,35 @@ def test_equalising_redundancy_hits_its_target():
     assert markov.throughput(0.06, 50, 1.5, R) == pytest.approx(target, rel=1e-4)
     # a target TCP-NC already exceeds without redundancy needs none
     assert markov.equalising_redundancy(0.06, 50, 1.5, target=0.1) == 1.0
+
+
+def test_equalising_redundancy_with_its_options():
+    p, cwmax, rtt = 0.06, 50, 1.44
+    # An explicit T0 sets Padhye's target; an explicit M bounds the chain that meets it.
+    target = padhye.throughput(p, rtt, rtt, cwmax)  # 3.06 pkt/s, more than R = 1 gives (2.66)
+    R = markov.equalising_redundancy(p, cwmax, rtt, rto=rtt)
+    assert markov.throughput(p, cwmax, rtt, R) == pytest.approx(target, rel=1e-4)
+    # An explicit M keeps the paper's truncated sums: bounded at M = 40, TCP-NC gives 2.56 pkt/s
+    # at R = 1 where the adaptive chain gives 2.66, and nearly nothing as p' -> 0.
+    assert markov.equalising_redundancy(p, cwmax, rtt, target=2.6) == 1.0
+    with pytest.raises(ModelParameterError, match=r"^target must be at most 1\.7373e-05 pkts/s"):
+        markov.equalising_redundancy(p, cwmax, rtt, target=2.6, m=40)
+    # Just below what R = 1 gives: no redundancy; just below the most it can give: found.
+    at_one = markov.throughput(p, cwmax, rtt)
+    assert markov.equalising_redundancy(p, cwmax, rtt, target=at_one - 0.5) == 1.0
+    most = markov.throughput(p, cwmax, rtt, (1 - 1e-4) / (1 - p))
+    R = markov.equalising_redundancy(p, cwmax, rtt, target=most - 0.5)
+    assert markov.throughput(p, cwmax, rtt, R) == pytest.approx(most - 0.5, rel=1e-3)  # steep near p' = 0
+
+
+def test_an_unreachable_target_is_refused_with_the_most_tcp_nc_gives():
+    # The search stops at p' = 1e-4; the most it can give is quoted, below Kim's W_max/RTT.
+    most = markov.throughput(0.06, 50, 1.5, (1 - 1e-4) / 0.94)
+    assert most < 50 / 1.5
+    with pytest.raises(ModelParameterError) as e:
+        markov.equalising_redundancy(0.06, 50, 1.5, target=1000)
+    assert str(e.value) == f"target must be at most {most:.6g} pkts/s (TCP-NC's throughput as p' -> 0), got 1000.0"
+    assert (e.value.name, e.value.got) == ("target", 1000.0)
 
 
 def test_equalising_redundancy_targets_reno_capped_at_the_fair_share():

@@ -166,11 +166,13 @@ def test_a_panic_becomes_a_failed_outcome_but_ctrl_c_does_not(monkeypatch, tmp_p
 def test_resume_skips_done_runs_and_rerun_replaces_them(tmp_path):
     path = write_sweep(tmp_path, 'seeds = 2\n[set]\nduration = "100s"\n[axes]\n"tcp.variant" = ["reno", "vegas"]\n')
     db = tmp_path / "r.sqlite"
-    first = sweep.run_sweep(path, db, jobs=1)
-    assert (first.ok, first.skipped) == (4, 0)
+    started = []
+    first = sweep.run_sweep(path, db, jobs=1, on_start=lambda *counts: started.append(counts))
+    assert (first.planned, first.ok, first.skipped) == (4, 4, 0)
     before = results.load(db)
-    second = sweep.run_sweep(path, db, jobs=1)
-    assert (second.executed, second.skipped) == (0, 4)
+    second = sweep.run_sweep(path, db, jobs=1, on_start=lambda *counts: started.append(counts))
+    assert (second.planned, second.executed, second.skipped) == (4, 0, 4)
+    assert started == [(4, 0), (0, 4)], "on_start gets the runs to do and the runs skipped"
     assert results.load(db).finished_at.tolist() == before.finished_at.tolist()
     third = sweep.run_sweep(path, db, jobs=2, rerun=True)
     assert (third.ok, third.skipped) == (4, 0)
@@ -201,6 +203,21 @@ def test_resume_tries_failed_runs_again(monkeypatch, tmp_path):
     assert (second.skipped, second.ok, second.failed) == (1, 1, 0), "only the failed run runs again"
     table = results.load(db)
     assert list(table.status) == ["ok", "ok"] and table.error.isna().all()
+
+
+def test_runs_go_to_fresh_worker_processes_by_default(monkeypatch, tmp_path):
+    # Spawned workers import ncmesh anew: what this process patches does not reach them.
+    path = write_sweep(tmp_path, '[set]\nduration = "50s"\n')
+    load = sweep.load
+
+    def fails_here(scenario_toml, *args, **kwargs):
+        if isinstance(scenario_toml, str):
+            raise RuntimeError("ran in the coordinator")
+        return load(scenario_toml, *args, **kwargs)
+
+    monkeypatch.setattr(sweep, "load", fails_here)
+    report = sweep.run_sweep(path, tmp_path / "r.sqlite", jobs=1)
+    assert (report.ok, report.failed) == (1, 0)
 
 
 def test_null_runs_have_their_own_keys_and_no_metrics(tmp_path):

@@ -192,9 +192,46 @@ fn seen_symbols_match_the_brute_force_definition() {
                 assert_eq!(got, want, "{f:?} g={g} rows={rows:?}");
                 for i in 0..g {
                     assert_eq!(decoder.is_symbol_decoded(i), unit_in_span(f, &rows, i), "{f:?} symbol {i}");
+                    // A seen symbol's row is s_i plus later symbols, and lies in the span.
+                    match decoder.coefficient_row(i) {
+                        Some(row) => {
+                            assert!(want[i], "{f:?}: a row for unseen symbol {i}");
+                            assert_eq!(row.iter().position(|&c| c != 0), Some(i), "{f:?} row {i}: {row:?}");
+                            assert_eq!(row[i], 1, "{f:?} row {i} is scaled to its pivot");
+                            let mut with_row = rows.clone();
+                            with_row.push(row);
+                            assert_eq!(rank(f, &with_row), rank(f, &rows), "{f:?} row {i} is in the span");
+                        }
+                        None => assert!(!want[i], "{f:?}: no row for seen symbol {i}"),
+                    }
                 }
+                let decoded = (0..g).filter(|&i| unit_in_span(f, &rows, i)).count();
+                assert_eq!(decoder.symbols_decoded(), decoded, "{f:?} g={g}");
             }
         }
+    }
+}
+
+#[test]
+fn a_symbol_is_decoded_before_a_pending_pivot_is_cleared_from_its_row() {
+    // e0 + e1, then e1: e0 is in the span at once, although row 0 still holds
+    // the second coefficient until pivot 1's column is cleared from it.
+    for f in [Field::GF2, Field::GF256] {
+        let g = 40;
+        let mut decoder = Decoder::new(f, g, 4).unwrap();
+        assert_eq!((decoder.symbols(), decoder.symbol_bytes()), (g, 4));
+        let mut c = vec![0u8; g];
+        c[0] = 1;
+        c[1] = 1;
+        decoder.consume(&c, &[1, 2, 3, 4]).unwrap();
+        assert!(!decoder.is_symbol_decoded(0) && decoder.symbols_decoded() == 0);
+        c[0] = 0;
+        decoder.consume(&c, &[5, 6, 7, 8]).unwrap();
+        assert!(decoder.is_symbol_decoded(0) && decoder.is_symbol_decoded(1), "{f:?}");
+        assert_eq!(decoder.symbols_decoded(), 2);
+        assert_eq!(decoder.symbol(0), Some(&[1 ^ 5, 2 ^ 6, 3 ^ 7, 4 ^ 8][..]), "{f:?}");
+        assert_eq!(decoder.symbol(1), Some(&[5, 6, 7, 8][..]), "{f:?}");
+        assert_eq!(Decoder::new(f, g, 0).unwrap().symbol_bytes(), 0);
     }
 }
 

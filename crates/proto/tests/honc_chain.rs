@@ -12,7 +12,7 @@ use ncmesh_proto::tcp::{Flags, Segment, TcpConfig};
 use ncmesh_proto::testing::mesh::{addr, LinkSpec, Mesh, MeshBuilder};
 use ncmesh_proto::{Data, Duration, FlowKey, Instant, Packet, Payload};
 use std::any::Any;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -375,4 +375,82 @@ fn a_path_whose_cost_went_stale_is_used_again() {
     // the hop through node 1 carries none of them; once it lapses, that hop
     // takes a share again (one in six packets, measured).
     assert!(late > 80, "only {late} frames through node 1 in the last 10 s");
+}
+
+#[test]
+fn delay_and_loss_estimates_follow_eqs_18_and_19() {
+    // Lossless: each ACK-NCB echoes the newest frame and how long it was held, so
+    // eq. (19)'s sample is the propagation delay itself, and eq. (18) sees no loss.
+    let mut c = Spec::new(1, lossy(1_000_000, 20, 0.0, 0), 1, 100_000, 5).build();
+    c.run(Instant::from_secs_f64(10.0));
+    let (loss, delay) = c.honc(0).estimates(0).unwrap();
+    assert_eq!(loss, 0.0);
+    assert!((delay - 0.020).abs() < 1e-6, "estimated d = {delay} s");
+    // Three hops losing 30% of their frames: each sender's estimate, averaged
+    // over the transfer, is that rate.
+    let mut c = Spec::new(3, lossy(1_000_000, 20, 0.3, 0), 1, 400_000, 7).build();
+    let mut sums = [0.0; 3];
+    let mut samples = 0;
+    c.run_each(Instant::from_secs_f64(60.0), |mesh| {
+        if mesh.now < Instant::from_secs_f64(2.0) {
+            return;
+        }
+        for (n, sum) in sums.iter_mut().enumerate() {
+            let h: &HoncNode = (mesh.nodes[n].hop() as &dyn Any).downcast_ref().unwrap();
+            *sum += h.estimates(mesh.iface_to(n, n + 1)).unwrap().0;
+        }
+        samples += 1;
+    });
+    for (n, sum) in sums.iter().enumerate() {
+        let mean = sum / samples as f64;
+        assert!((mean - 0.3).abs() < 0.05, "hop {n}: mean estimate {mean}");
+    }
+}
+
+/// The HONC frame a link frame carries, if any.
+fn honc_frame(frame: &ncmesh_proto::Frame) -> Option<&Frame> {
+    match &frame.body {
+        Body::Message(m) => m.downcast_ref::<Frame>(),
+        _ => None,
+    }
+}
+
+/// 400 packets, 100 blocks or more, over one lossless hop, losing the first
+/// `block_0` combinations of block 0 and the first ACK-NCBs that report the
+/// blocks `acks` decoded; the sender's timeouts and the frames lost.
+fn with_losses(block_0: u32, acks: &[u32]) -> (u64, u32) {
+    let acks = acks.to_vec();
+    let mut c = Spec::new(1, lossy(1_000_000, 20, 0.0, 0), 1, 400_000, 5).build();
+    let lost = Rc::new(RefCell::new((0, Vec::new())));
+    let l = lost.clone();
+    c.mesh.drop = Box::new(move |_, _, frame| {
+        let (of_0, acks_lost) = &mut *l.borrow_mut();
+        match honc_frame(frame) {
+            Some(Frame::Coded(coded)) if coded.block == 0 && *of_0 < block_0 => *of_0 += 1,
+            Some(Frame::Ack(a)) if acks.contains(&a.block) && a.rank == 4 && !acks_lost.contains(&a.block) => {
+                acks_lost.push(a.block)
+            }
+            _ => return false,
+        }
+        true
+    });
+    c.run(Instant::from_secs_f64(60.0));
+    in_order_exactly_once(&c.delivered()[0], 400_000);
+    let sender = c.honc(0);
+    assert!(counter(sender, "blocks_formed") >= 100);
+    assert_eq!(counter(sender, "blocks_acked"), counter(sender, "blocks_formed"));
+    let (of_0, acks_lost) = &*lost.borrow();
+    (counter(sender, "ack_timeouts"), of_0 + acks_lost.len() as u32)
+}
+
+#[test]
+fn a_lost_ack_ncb_is_made_good_by_the_next_ones_cumulative_part() {
+    // The ACK-NCBs after a lost one say that every block below a bound decoded
+    // (1 and 40 here), and, by a mask, which of the 32 blocks above it did (1,
+    // while block 0 waits for the combinations it lost): the blocks whose own
+    // ACK-NCB was lost wait for no timeout of the sender.
+    assert_eq!(with_losses(0, &[1, 40]), (0, 2));
+    let (timeouts, dropped) = with_losses(6, &[]);
+    assert_eq!(dropped, 6);
+    assert_eq!(with_losses(6, &[1]), (timeouts, 7));
 }

@@ -99,8 +99,10 @@ def delay_reduction(p: Reals, n: Reals) -> Floats:
     i = np.arange(int(n.max(initial=1)) - 1)
     terms = (n[..., None] - i) * q[..., None] ** (n[..., None] - i - 1)
     tail = np.where(i < n[..., None] - 1, terms, 0.0).sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = n * p * (1 + p) * q ** (n - 1) / ((1 + p**2) - q**n + p**2 * tail)
+    # 1 - q^n as -expm1(n ln q): at small p it would otherwise cancel to nothing
+    one_minus_qn = -np.expm1(n * np.log1p(-p))
+    with np.errstate(invalid="ignore"):  # 0/0 at p = 0, replaced by the limit
+        out = n * p * (1 + p) * q ** (n - 1) / (one_minus_qn + p**2 * (1 + tail))
     return scalar_or_array(np.where(p == 0.0, 1.0, out))
 
 

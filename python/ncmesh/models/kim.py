@@ -52,7 +52,8 @@ def throughput(wmax: Reals, rtt: Reals, duration: Reals = np.inf, b: Reals = 1.0
     with np.errstate(invalid="ignore", over="ignore"):
         n = np.maximum(np.floor(duration / rtt), 1.0)
         total = np.where(n <= k, _ramp(n, start, b), _ramp(k, start, b) + (n - k) * wmax)
-        avg = np.where(np.isinf(duration), wmax, total / n)
+        # n is infinite for an infinite duration, or one whose rounds overflow a float
+        avg = np.where(np.isinf(n), wmax, total / n)
     return scalar_or_array(avg / rtt)
 
 

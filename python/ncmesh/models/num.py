@@ -368,7 +368,6 @@ def primal_dual(
     nF, nP, nH = len(topo.flows), len(pflow), len(topo.hyperarcs)
     cap = np.array([h.capacity for h in topo.hyperarcs])
     slot_code = np.array([c for c, _ in slots])
-    np.array([s for _, s in slots])
     code_h = np.array([h for h, _ in codes])
     seg_parts = [np.flatnonzero(pseg == j) for j in range(len(topo.segments))]
     code_slots = [np.flatnonzero(slot_code == c) for c in range(len(codes))]

@@ -34,11 +34,13 @@ def expected_window(p: Reals, b: Reals = 1.0) -> Floats:
 def timeout_probability(p: Reals, w: Reals) -> Floats:
     """Q̂(w) (eq. 24): chance that a loss in a window of w packets ends in a timeout."""
     p = real("p", p, 0.0, 1.0, lo_closed=False, hi_closed=False)
-    w = real("w", w, 1.0)
-    q = 1.0 - p
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        val = (1.0 - q**3) * (1.0 + q**3 * (1.0 - q ** (w - 3.0))) / (1.0 - q**w)
-    return scalar_or_array(np.minimum(1.0, val))
+    # A window of 3 or fewer cannot produce three duplicate ACKs: eq. (24) is exactly 1 at w = 3.
+    w = np.maximum(real("w", w, 1.0), 3.0)
+    # q^k = exp(k ln q): with ln q = log1p(-p) and 1 - q^k = -expm1(k ln q), nothing
+    # cancels at small p, where 1 - q^k would round to 0 and eq. (24) to 0/0.
+    ln_q = np.log1p(-p)
+    val = np.expm1(3.0 * ln_q) * (1.0 - np.exp(3.0 * ln_q) * np.expm1((w - 3.0) * ln_q)) / np.expm1(w * ln_q)
+    return scalar_or_array(val)
 
 
 def throughput(p: Reals, rtt: Reals, rto: Reals, wmax: Reals, b: Reals = 1.0) -> Floats:

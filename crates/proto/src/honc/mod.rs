@@ -303,11 +303,71 @@ mod tests {
     }
 
     #[test]
+    fn parameters_are_refused_outside_their_ranges_by_name() {
+        let ok = HoncParams::default();
+        assert_eq!(ok.validate(), Ok(()));
+        let edges = [
+            HoncParams { l: 1, p_th: 1e-9, alpha: 0.0, fixed_loss: Some(0.0), fixed_delay: Some(0.0), ..ok.clone() },
+            HoncParams { l: 255, p_th: 1.0 - 1e-9, fixed_loss: Some(0.99), fixed_delay: Some(60.0), ..ok.clone() },
+            HoncParams { spoof_window: 1, flush_after: 0.0, max_codec_pairs: 1, ..ok.clone() },
+            HoncParams { flush_after: 60.0, max_codec_pairs: 4096, ..ok.clone() },
+        ];
+        for params in edges {
+            assert_eq!(params.validate(), Ok(()), "{params:?}");
+        }
+        let refused = [
+            (HoncParams { l: 0, ..ok.clone() }, "l", "expected a block size l in 1..=255, found 0"),
+            (HoncParams { l: 256, ..ok.clone() }, "l", "expected a block size l in 1..=255, found 256"),
+            (HoncParams { p_th: 0.0, ..ok.clone() }, "p_th", "expected P_th in (0, 1), found 0"),
+            (HoncParams { p_th: 1.0, ..ok.clone() }, "p_th", "expected P_th in (0, 1), found 1"),
+            (HoncParams { p_th: f64::NAN, ..ok.clone() }, "p_th", "expected P_th in (0, 1), found NaN"),
+            (HoncParams { alpha: 1.0, ..ok.clone() }, "alpha", "expected alpha in [0, 1), found 1"),
+            (
+                HoncParams { fixed_loss: Some(1.0), ..ok.clone() },
+                "fixed_loss",
+                "expected a loss rate in [0, 0.99], found 1",
+            ),
+            (
+                HoncParams { fixed_delay: Some(-1.0), ..ok.clone() },
+                "fixed_delay",
+                "expected a delay in [0, 60] seconds, found -1",
+            ),
+            (HoncParams { spoof_window: 0, ..ok.clone() }, "spoof_window", "expected at least 1 packet"),
+            (HoncParams { flush_after: 61.0, ..ok.clone() }, "flush_after", "expected [0, 60] seconds, found 61"),
+            (HoncParams { max_codec_pairs: 0, ..ok.clone() }, "max_codec_pairs", "expected 1..=4096, found 0"),
+        ];
+        for (params, key, message) in refused {
+            let e = params.validate().expect_err(key);
+            assert_eq!((e.path.to_string(), e.message.as_str()), (key.to_string(), message));
+        }
+    }
+
+    #[test]
+    fn only_wireless_hops_are_coded_unless_a_scenario_says_otherwise() {
+        let registry = crate::scheme::Registry::builtin();
+        let honc = registry.scheme("honc").expect("registered");
+        assert_eq!(honc.default_hop_classes(), Some(vec!["wireless".to_string()]));
+    }
+
+    #[test]
     fn ewma_weights_the_old_value_by_alpha() {
         let mut e = Ewma { value: 0.0, alpha: 0.875 };
         e.update(1.0);
         assert!((e.value - 0.125).abs() < 1e-12);
         e.update(1.0);
         assert!((e.value - (0.875 * 0.125 + 0.125)).abs() < 1e-12);
+        // From 0.234375 towards 4: 0.875 * 0.234375 + 0.125 * 4 = 0.705078125.
+        e.update(4.0);
+        assert!((e.value - 0.705_078_125).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_earliest_deadline_is_the_one_set_first_to_come() {
+        let (a, b) = (Instant::from_secs_f64(1.0), Instant::from_secs_f64(2.0));
+        assert_eq!(earliest(Some(b), Some(a)), Some(a));
+        assert_eq!(earliest(Some(a), Some(b)), Some(a));
+        assert_eq!(earliest(None, Some(b)), Some(b));
+        assert_eq!(earliest(Some(b), None), Some(b));
+        assert_eq!(earliest(None, None), None);
     }
 }
