@@ -176,7 +176,9 @@ impl Network {
                     local_isn: isn.next_u64() as u32,
                     remote_isn: isn.next_u64() as u32,
                 };
-                let tcp = is_tcp.then(|| TcpInfo { config: spec_flow.tcp.clone(), isn: conn.local_isn });
+                // The data starts one past the ISN when a SYN takes it.
+                let data_isn = conn.local_isn.wrapping_add(spec_flow.tcp.handshake as u32);
+                let tcp = is_tcp.then(|| TcpInfo { config: spec_flow.tcp.clone(), isn: data_isn });
                 let routes = flow_routes(&topology, spec_flow, f as u32);
                 described.push((FlowInfo { key, tcp }, conn, spec_flow, routes, [src as usize, dst as usize]));
             }

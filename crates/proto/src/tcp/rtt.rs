@@ -51,6 +51,13 @@ impl RttEstimator {
         self.backoff = 0;
     }
 
+    /// RFC 6298 5.7: with no sample yet, at least `rto` before the first one.
+    pub fn fall_back(&mut self, rto: Duration) {
+        if self.srtt.is_none() {
+            self.initial_rto = self.initial_rto.max(rto);
+        }
+    }
+
     /// Forgets the backoff without a sample (see `TcpConfig::reset_backoff_on_new_ack`).
     pub fn clear_backoff(&mut self) {
         self.backoff = 0;
