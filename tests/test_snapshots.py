@@ -24,7 +24,15 @@ from ncmesh.paths import scenario
 from ncmesh.simulate import execute, load
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-SHIPPED = ["chain-5hop", "dumbbell", "honc-multi-path", "honc-single-path", "single-lossy-link", "zhang2014-tandem"]
+SHIPPED = [
+    "chain-5hop",
+    "dumbbell",
+    "honc-multi-path",
+    "honc-single-path",
+    "lossy-chain",
+    "single-lossy-link",
+    "zhang2014-tandem",
+]
 UPDATE = os.environ.get("NCMESH_UPDATE_SNAPSHOTS") == "1"
 
 
