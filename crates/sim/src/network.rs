@@ -28,6 +28,39 @@ pub fn address(n: NodeIndex) -> Ipv4Addr {
     Ipv4Addr::from(0x0A00_0001 + n)
 }
 
+/// The media of every link, in the simulator and in `ncmesh emulate`: link
+/// i gives channels 2i (as written) and 2i + 1 (reversed), each with its
+/// own loss and corruption streams from the run's seed.
+pub fn link_media(spec: &crate::scenario::ScenarioSpec) -> Vec<PointToPoint> {
+    let seed = spec.seed;
+    let mut media = Vec::with_capacity(2 * spec.links.len());
+    for (i, link) in spec.links.iter().enumerate() {
+        for side in 0..2 {
+            let c = 2 * i + side;
+            let loss = match link.gilbert_elliott {
+                Some(g) => LossModel::GilbertElliott {
+                    p_good_to_bad: g.p_good_to_bad,
+                    p_bad_to_good: g.p_bad_to_good,
+                    loss_good: g.loss_good,
+                    loss_bad: g.loss_bad,
+                    bad: false,
+                },
+                None if side == 1 => LossModel::Bernoulli { p: link.reverse_loss.unwrap_or(link.loss) },
+                None => LossModel::Bernoulli { p: link.loss },
+            };
+            let corruption = Corruption { p: link.corrupt, rng: Rng::stream(seed, Purpose::Corruption, c as u64) };
+            media.push(PointToPoint::new(
+                link.capacity.0,
+                link.delay.0,
+                loss,
+                Rng::stream(seed, Purpose::LinkLoss, c as u64),
+                corruption,
+            ));
+        }
+    }
+    media
+}
+
 /// Which end of a flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum End {
@@ -85,34 +118,9 @@ impl Network {
         let real_payloads = spec.payloads == Payloads::Real;
         let n = topology.labels.len();
 
-        // Media: link i gives channels 2i (as written) and 2i + 1 (reversed).
-        let mut media: Vec<AnyMedium> = Vec::with_capacity(topology.channels.len());
-        let mut losses = Vec::with_capacity(topology.channels.len());
-        for (i, link) in spec.links.iter().enumerate() {
-            for side in 0..2 {
-                let c = 2 * i + side;
-                let loss = match link.gilbert_elliott {
-                    Some(g) => LossModel::GilbertElliott {
-                        p_good_to_bad: g.p_good_to_bad,
-                        p_bad_to_good: g.p_bad_to_good,
-                        loss_good: g.loss_good,
-                        loss_bad: g.loss_bad,
-                        bad: false,
-                    },
-                    None if side == 1 => LossModel::Bernoulli { p: link.reverse_loss.unwrap_or(link.loss) },
-                    None => LossModel::Bernoulli { p: link.loss },
-                };
-                losses.push(loss.mean());
-                let corruption = Corruption { p: link.corrupt, rng: Rng::stream(seed, Purpose::Corruption, c as u64) };
-                media.push(AnyMedium::PointToPoint(PointToPoint::new(
-                    link.capacity.0,
-                    link.delay.0,
-                    loss,
-                    Rng::stream(seed, Purpose::LinkLoss, c as u64),
-                    corruption,
-                )));
-            }
-        }
+        let links_media = link_media(spec);
+        let losses: Vec<f64> = links_media.iter().map(PointToPoint::loss_rate).collect();
+        let media: Vec<AnyMedium> = links_media.into_iter().map(AnyMedium::PointToPoint).collect();
 
         // Interfaces: one per link end, in the order of `topology.out`.
         let hop_scheme = (spec.coding.scheme != NONE)
