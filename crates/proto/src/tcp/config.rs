@@ -201,6 +201,9 @@ pub struct TcpConfig {
     /// Consecutive retransmission timeouts before the connection is
     /// aborted; 0 never aborts.
     pub max_timeouts: u32,
+    /// Detect losses by time and probe lost tails (RACK-TLP, RFC 8985), in
+    /// place of duplicate-ACK counting; needs a SACK-based recovery.
+    pub rack: bool,
     /// Leave slow start early on rising delay.
     pub slow_start_exit: SlowStartExit,
     /// Segments slow start may add per ACK (RFC 3465's L); 0: as many as it acknowledges.
@@ -263,6 +266,7 @@ impl Default for TcpConfig {
             syn_timeout: Duration::from_secs(3),
             syn_retries: 6,
             max_timeouts: 0,
+            rack: false,
             slow_start_exit: SlowStartExit::Off,
             slow_start_limit: 1,
             ca_counting: Counting::Bytes,
@@ -346,6 +350,7 @@ impl TcpConfig {
                 syn_timeout: Duration::from_secs(1),
                 syn_retries: 6,
                 max_timeouts: 15,
+                rack: true,
                 slow_start_exit: SlowStartExit::HyStart,
                 slow_start_limit: 0,
                 ca_counting: Counting::Bytes,

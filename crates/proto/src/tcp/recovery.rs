@@ -26,7 +26,7 @@ impl TcpSender {
             }
             State::Open => {
                 let una = self.snd_una;
-                if self.dupacks >= self.dupthresh && self.may_fast_retransmit(una) {
+                if !self.rack_enabled() && self.dupacks >= self.dupthresh && self.may_fast_retransmit(una) {
                     self.enter_recovery(now, outstanding);
                 }
             }

@@ -5,6 +5,7 @@ use super::congestion::{AckEvent, CongestionControl, SlowStartWatch, Window};
 use super::controls::{new_control, new_slow_start_watch};
 use super::handshake::{self, SynTimer};
 use super::prr::Prr;
+use super::rack::Rack;
 use super::rtt::RttEstimator;
 use super::sack::{SackBlock, Scoreboard};
 use super::wire::{Flags, Segment, Timestamps, MAX_SACK_BLOCKS};
@@ -97,6 +98,9 @@ pub struct TcpSender {
     /// Retransmission timeouts since the last ACK of new data.
     pub(crate) timeouts_in_a_row: u32,
     pub(crate) prr: Prr,
+    pub(crate) rack: Rack,
+    /// The probe timer fired: the next `poll_transmit` sends the probe.
+    probe_due: bool,
     /// The shift the receiver applies to the windows it advertises.
     window_scale: u8,
     pub(crate) mss: u64,
@@ -154,6 +158,8 @@ impl TcpSender {
             fin: Fin::Unsent,
             timeouts_in_a_row: 0,
             prr: Prr::default(),
+            rack: Rack::default(),
+            probe_due: false,
             window_scale: config.window_scale(),
             mss,
             dupthresh: config.dupthresh.max(1),
@@ -266,15 +272,20 @@ impl TcpSender {
                     n += 1;
                 }
             }
-            newly_sacked = self.board.apply_sack(&blocks[..n]);
-            if newly_sacked > 0 {
+            let latest;
+            (newly_sacked, latest) = self.board.apply_sack(&blocks[..n]);
+            if self.rack_enabled() {
+                if let Some(d) = latest {
+                    self.rack.on_delivered(d, now);
+                }
+            } else if newly_sacked > 0 {
                 self.board.mark_lost_by_sack(self.dupthresh, self.mss);
             }
         }
 
         if acked > self.snd_una {
             self.on_new_ack(now, acked, ack.timestamp, prior_in_flight);
-        } else {
+        } else if !self.rack_enabled() {
             // RFC 5681 section 2 (without SACK) or RFC 6675 section 2 (with it).
             let is_dup = outstanding > 0
                 && ack.is_empty()
@@ -294,6 +305,11 @@ impl TcpSender {
                 self.enter_recovery(now, outstanding);
             }
         }
+        if self.rack_enabled() {
+            self.rack_on_ack(now, acked);
+            self.rack_detect_loss(now, outstanding);
+            self.arm_probe(now);
+        }
         if self.recovery == Recovery::Prr && self.in_recovery() {
             // RFC 6937: DeliveredData is the change in snd.una plus the change in SACKed bytes.
             let delivered = (self.snd_una - prior_una + self.board.sacked_bytes()).saturating_sub(prior_sacked);
@@ -308,6 +324,9 @@ impl TcpSender {
 
     fn on_new_ack(&mut self, now: Instant, ack: u64, timestamp: Option<Timestamps>, prior_in_flight: u64) {
         let acked = self.board.ack(ack);
+        if let (true, Some(d)) = (self.rack_enabled(), acked.latest) {
+            self.rack.on_delivered(d, now);
+        }
         self.snd_una = ack;
         self.dupacks = 0;
         self.last_timeout_una = None;
@@ -384,6 +403,19 @@ impl TcpSender {
             }
             return;
         }
+        if self.rack.reordering_deadline.is_some_and(|d| now >= d) {
+            self.rack.reordering_deadline = None;
+            let outstanding = self.snd_max - self.snd_una;
+            self.rack_detect_loss(now, outstanding);
+        }
+        // A probe due no later than the RTO goes first (Linux replaces the RTO timer with it).
+        if let Some(probe) = self.rack.probe_deadline.filter(|&d| now >= d && self.rto_deadline.is_none_or(|r| d <= r))
+        {
+            let _ = probe;
+            self.rack.probe_deadline = None;
+            self.probe_due = true;
+            return;
+        }
         match self.rto_deadline {
             Some(d) if now >= d => {}
             _ => return,
@@ -413,11 +445,26 @@ impl TcpSender {
             ack.data = Data::EMPTY;
             return Some(ack);
         }
+        if std::mem::take(&mut self.probe_due) {
+            if let Some(probe) = self.send_probe(now) {
+                return Some(probe);
+            }
+        }
         let segment = self.poll_data(now);
         if segment.is_some() {
             return segment;
         }
         self.poll_fin(now)
+    }
+
+    /// One past the last byte offered.
+    pub(crate) fn stream_end(&self) -> u64 {
+        self.stream_end
+    }
+
+    /// The receiver's advertised window, bytes.
+    pub(crate) fn rwnd(&self) -> u64 {
+        self.rwnd
     }
 
     fn poll_data(&mut self, now: Instant) -> Option<Segment> {
@@ -460,7 +507,9 @@ impl TcpSender {
     pub fn poll_timeout(&self) -> Option<Instant> {
         match self.phase {
             Phase::SynSent => self.syn.deadline,
-            Phase::Established => self.rto_deadline,
+            Phase::Established => {
+                [self.rto_deadline, self.rack.probe_deadline, self.rack.reordering_deadline].into_iter().flatten().min()
+            }
             _ => None,
         }
     }
@@ -567,7 +616,7 @@ impl TcpSender {
         }
     }
 
-    fn send_new(&mut self, len: u32, now: Instant) -> Segment {
+    pub(crate) fn send_new(&mut self, len: u32, now: Instant) -> Segment {
         let seg = self.segment(self.snd_max, len, now);
         self.board.push(self.snd_max, len, now);
         self.snd_max += len as u64;
@@ -578,7 +627,7 @@ impl TcpSender {
         seg
     }
 
-    fn retransmit(&mut self, i: usize, now: Instant) -> Segment {
+    pub(crate) fn retransmit(&mut self, i: usize, now: Instant) -> Segment {
         let s = self.board.on_retransmit(i, now);
         self.prr.on_send(s.len as u64);
         let seg = self.segment(s.seq, s.len, now);
@@ -586,6 +635,12 @@ impl TcpSender {
         self.stats.bytes_sent += s.len as u64;
         self.stats.retransmits += 1;
         self.stats.bytes_retransmitted += s.len as u64;
+        if i == 0 && self.rack_enabled() && self.in_recovery() {
+            // Linux (`tcp_xmit_retransmit_queue`) restarts the RTO when it
+            // resends the head in recovery, leaving RACK an RTO to find a
+            // lost retransmission before the timer does.
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
         self.arm_timer(now);
         seg
     }
@@ -692,6 +747,7 @@ impl TcpSender {
             self.last_timeout_una = Some(self.snd_una);
         }
         self.w.cwnd = self.mss;
+        self.rack_on_timeout();
         self.cc.on_timeout(&mut self.w, now);
         if let Some(watch) = self.slow_start_watch.as_mut() {
             watch.on_congestion(true);
