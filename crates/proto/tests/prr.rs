@@ -1,6 +1,7 @@
-//! Proportional Rate Reduction (RFC 6937): sending during recovery tracks
-//! delivery, at ssthresh/RecoverFS of it while pipe is above ssthresh, and
-//! the slow-start reduction bound when losses have taken pipe below.
+//! Proportional Rate Reduction (RFC 6937, revised by RFC 9937): sending
+//! during recovery tracks delivery, at ssthresh/RecoverFS of it while pipe
+//! is above ssthresh; below, the conservative bound, and one MSS more on an
+//! ACK that advanced snd.una without showing a further loss.
 
 use ncmesh_proto::tcp::{Prr, Recovery, TcpConfig, Variant};
 use ncmesh_proto::testing::{drop_first_transmission, Link, Pair};
@@ -19,7 +20,7 @@ fn one_loss_sends_every_other_ack() {
     let (ssthresh, mut pipe, mut sent) = (10 * MSS, 19 * MSS, vec![]);
     for _ in 0..19 {
         pipe -= MSS; // a segment left the network
-        let cwnd = prr.on_ack(MSS, pipe, ssthresh, MSS);
+        let cwnd = prr.on_ack(MSS, pipe, ssthresh, MSS, false);
         let mut now = 0;
         while cwnd >= pipe + MSS {
             prr.on_send(MSS);
@@ -34,19 +35,23 @@ fn one_loss_sends_every_other_ack() {
     assert_eq!(pipe, ssthresh, "recovery ends with pipe at ssthresh, no burst");
 }
 
-/// Section 3.1's slow-start reduction bound: with pipe below ssthresh,
-/// an ACK lets out what it delivered plus one MSS, never a burst.
+/// Below ssthresh: the conservative bound lets out what was delivered and
+/// not yet sent; a safe ACK (snd.una advanced, no new loss) one MSS more,
+/// the slow-start reduction bound of RFC 9937; never past ssthresh.
 #[test]
-fn below_ssthresh_the_window_regrows_by_one_segment_per_ack() {
-    let mut prr = Prr::start(20 * MSS);
+fn below_ssthresh_the_window_regrows_by_at_most_one_segment_per_ack() {
     let ssthresh = 10 * MSS;
     // Heavy loss: pipe is 2 segments when the first ACK delivers one.
-    assert_eq!(prr.on_ack(MSS, 2 * MSS, ssthresh, MSS), 4 * MSS);
+    let mut prr = Prr::start(20 * MSS);
+    assert_eq!(prr.on_ack(MSS, 2 * MSS, ssthresh, MSS, false), 3 * MSS, "conservative: one for one");
+    let mut prr = Prr::start(20 * MSS);
+    assert_eq!(prr.on_ack(MSS, 2 * MSS, ssthresh, MSS, true), 4 * MSS, "a safe ACK: one more");
     prr.on_send(2 * MSS);
-    // An ACK that delivered nothing new lets out one MSS only.
-    assert_eq!(prr.on_ack(0, 4 * MSS, ssthresh, MSS), 5 * MSS);
+    // Everything delivered has been sent: a safe ACK delivering nothing lets out one MSS only.
+    assert_eq!(prr.on_ack(0, 4 * MSS, ssthresh, MSS, true), 5 * MSS);
+    assert_eq!(prr.on_ack(0, 4 * MSS, ssthresh, MSS, false), 4 * MSS);
     // And never past ssthresh.
-    assert_eq!(prr.on_ack(5 * MSS, 9 * MSS, ssthresh, MSS), ssthresh);
+    assert_eq!(prr.on_ack(5 * MSS, 9 * MSS, ssthresh, MSS, true), ssthresh);
 }
 
 fn recovery_sends(recovery: Recovery) -> (Vec<(Instant, u64)>, u64, u64) {

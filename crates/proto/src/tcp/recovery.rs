@@ -44,7 +44,7 @@ impl TcpSender {
             // RFC 6675 section 5 step (4.2); PRR sets it again on this ACK.
             Recovery::Sack | Recovery::Prr => self.w.ssthresh,
         };
-        self.prr = super::prr::Prr::start(outstanding);
+        self.prr = super::prr::Prr::start(self.bytes_in_flight());
         if let Some(watch) = self.slow_start_watch.as_mut() {
             watch.on_congestion(false);
         }

@@ -258,6 +258,7 @@ impl TcpSender {
         self.rwnd = window;
         let prior_in_flight = self.bytes_in_flight();
         let prior_sacked = self.board.sacked_bytes();
+        let prior_lost = self.board.lost_bytes();
         let prior_una = self.snd_una;
         let outstanding = self.snd_max - self.snd_una;
 
@@ -313,7 +314,8 @@ impl TcpSender {
         if self.recovery == Recovery::Prr && self.in_recovery() {
             // RFC 6937: DeliveredData is the change in snd.una plus the change in SACKed bytes.
             let delivered = (self.snd_una - prior_una + self.board.sacked_bytes()).saturating_sub(prior_sacked);
-            self.w.cwnd = self.prr.on_ack(delivered, self.bytes_in_flight(), self.w.ssthresh, self.mss);
+            let safe = self.snd_una > prior_una && self.board.lost_bytes() <= prior_lost;
+            self.w.cwnd = self.prr.on_ack(delivered, self.bytes_in_flight(), self.w.ssthresh, self.mss, safe);
         }
     }
 
