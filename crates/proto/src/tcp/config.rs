@@ -99,6 +99,18 @@ pub enum LossBasis {
     Cwnd,
 }
 
+/// How the retransmission timeout is estimated from RTT samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoEstimator {
+    /// `max(SRTT + 4 RTTVAR, min_rto)` (RFC 6298).
+    #[default]
+    Rfc6298,
+    /// `SRTT + max(peak 4 mdev over the last round trip, min_rto)`, falling
+    /// slowly (Linux's `tcp_rtt_estimator`).
+    Linux,
+}
+
 /// How congestion avoidance counts acknowledgements.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -211,6 +223,7 @@ pub struct TcpConfig {
     pub ca_counting: Counting,
     /// What Reno's and Vegas's loss reaction halves.
     pub loss_basis: LossBasis,
+    pub rto_estimator: RtoEstimator,
     pub ack_policy: AckPolicy,
     /// Maximum segment size: payload bytes per full segment.
     pub mss: u32,
@@ -271,6 +284,7 @@ impl Default for TcpConfig {
             slow_start_limit: 1,
             ca_counting: Counting::Bytes,
             loss_basis: LossBasis::Flight,
+            rto_estimator: RtoEstimator::Rfc6298,
             ack_policy: AckPolicy::Rfc5681,
             mss: 1000,
             initial_cwnd: 1,
@@ -355,6 +369,7 @@ impl TcpConfig {
                 slow_start_limit: 0,
                 ca_counting: Counting::Bytes,
                 loss_basis: LossBasis::Cwnd,
+                rto_estimator: RtoEstimator::Linux,
                 ack_policy: AckPolicy::Linux,
                 mss: 1448,
                 initial_cwnd: 10,

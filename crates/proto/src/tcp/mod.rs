@@ -27,14 +27,15 @@ mod receiver;
 mod recovery;
 mod reno;
 mod rtt;
+mod rtt_linux;
 mod sack;
 mod sender;
 mod vegas;
 pub mod wire;
 
 pub use config::{
-    AckPolicy, Control, Counting, CubicParams, LossBasis, Profile, Recovery, SlowStartExit, TcpConfig, Variant,
-    VegasParams,
+    AckPolicy, Control, Counting, CubicParams, LossBasis, Profile, Recovery, RtoEstimator, SlowStartExit, TcpConfig,
+    Variant, VegasParams,
 };
 pub use congestion::{slow_start, AckEvent, CongestionControl, SlowStartWatch, Window};
 pub use controls::{new_control, new_slow_start_watch};

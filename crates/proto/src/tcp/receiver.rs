@@ -160,7 +160,7 @@ impl TcpReceiver {
             self.fin_at = Some(end);
             if seg.is_empty() {
                 // A FIN alone: taken if in order, else answered as a duplicate.
-                self.take_fin(now);
+                self.take_fin();
                 self.ack_now(now);
                 return;
             }
@@ -198,7 +198,8 @@ impl TcpReceiver {
             self.deliver(seg.data.slice(skip, seg.data.len()));
             self.pull_held();
             let quick = self.quick.is_some_and(|q| q.in_quick_mode());
-            if had_holes || !self.delayed_ack || quick || self.take_fin(now) {
+            let fin = self.take_fin();
+            if had_holes || !self.delayed_ack || quick || fin {
                 // RFC 5681 section 4.2: ACK at once when a segment fills a hole.
                 self.ack_now(now);
             } else {
@@ -302,7 +303,7 @@ impl TcpReceiver {
     }
 
     /// Takes the FIN if all before it has arrived; true if it was taken now.
-    fn take_fin(&mut self, _now: Instant) -> bool {
+    fn take_fin(&mut self) -> bool {
         if self.fin_received || self.fin_at != Some(self.rcv_nxt) {
             return false;
         }
@@ -354,9 +355,7 @@ impl TcpReceiver {
                 self.deliver(h.data.slice(skip, h.data.len()));
             }
         }
-        if self.fin_at == Some(self.rcv_nxt) && !self.fin_received {
-            self.fin_received = true;
-        }
+
         let rcv_nxt = self.rcv_nxt;
         self.retain_blocks(|b| b.start > rcv_nxt);
     }

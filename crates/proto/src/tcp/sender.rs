@@ -1,6 +1,6 @@
 //! The sending half of a one-way TCP connection.
 
-use super::config::{Recovery, TcpConfig};
+use super::config::{Recovery, RtoEstimator, TcpConfig};
 use super::congestion::{AckEvent, CongestionControl, SlowStartWatch, Window};
 use super::controls::{new_control, new_slow_start_watch};
 use super::handshake::{self, SynTimer};
@@ -169,7 +169,14 @@ impl TcpSender {
             w: Window { cwnd, ssthresh, mss },
             cc: new_control(config),
             slow_start_watch: new_slow_start_watch(config),
-            rtt: RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto),
+            rtt: {
+                let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto);
+                if config.rto_estimator == RtoEstimator::Linux {
+                    rtt.linux()
+                } else {
+                    rtt
+                }
+            },
             board: Scoreboard::new(),
             snd_una: 0,
             snd_max: 0,
@@ -343,7 +350,7 @@ impl TcpSender {
         };
         let ca_rtt = if acked.retransmitted { None } else { acked.newest_sent.map(|t| now - t) };
         if let Some(r) = sample {
-            self.rtt.on_sample(r);
+            self.rtt.on_sample(r, self.snd_una, self.snd_max);
             self.cc.on_rtt_sample(now, r);
             self.stats.rtt_samples += 1;
         } else if self.reset_backoff_on_new_ack {
@@ -587,7 +594,7 @@ impl TcpSender {
         };
         match sample {
             Some(r) => {
-                self.rtt.on_sample(r);
+                self.rtt.on_sample(r, self.snd_una, self.snd_max);
                 self.cc.on_rtt_sample(now, r);
                 self.stats.rtt_samples += 1;
             }
