@@ -190,6 +190,8 @@ def run(
     """
     ns = _ns()
 
+    # Defaults set by a run before this one in the process would otherwise stay.
+    ns.Config.Reset()
     ns.RngSeedManager.SetSeed(seed)
     ns.RngSeedManager.SetRun(1)
 

@@ -83,6 +83,7 @@ def emulate(
     out().print(
         f"timing error over {t['samples']:,} deliveries: mean {t['mean_us']:.0f} us, median {t['p50_us']:.0f} us, "
         f"99% {t['p99_us']:.0f} us, 99.9% {t['p999_us']:.0f} us, max {t['max_us']:.0f} us "
-        f"(load average {report['load_before'].split()[0]} before, {report['load_after'].split()[0]} after)"
+        f"(load average {report['load_before'].split()[0]} before, {report['load_after'].split()[0]} after; "
+        f"{'real-time' if t['realtime'] else 'ordinary'} scheduling)"
     )
     raise typer.Exit(1 if failed else 0)
