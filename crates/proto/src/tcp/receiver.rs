@@ -131,7 +131,7 @@ impl TcpReceiver {
     }
 
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
-        if seg.flags.contains(Flags::SYN) {
+        if self.config.handshake && seg.flags.contains(Flags::SYN) {
             return self.on_syn(now, seg);
         }
         match self.phase {
@@ -143,7 +143,9 @@ impl TcpReceiver {
             }
             _ => {}
         }
-        let fin = seg.flags.contains(Flags::FIN);
+        // Without a handshake there is no teardown either (ns-2's agents):
+        // a FIN bit is noise, as damaged bytes can set it.
+        let fin = self.config.handshake && seg.flags.contains(Flags::FIN);
         if seg.is_empty() && !fin {
             return; // a pure ACK: a one-way receiver has nothing to learn from it
         }
@@ -262,7 +264,7 @@ impl TcpReceiver {
 
     /// A SYN: settle the options and answer with a SYN-ACK, again for a repeated SYN.
     fn on_syn(&mut self, now: Instant, syn: &Segment) {
-        if !self.config.handshake || syn.flags.contains(Flags::ACK) {
+        if syn.flags.contains(Flags::ACK) {
             return;
         }
         if self.phase == Listening::Listen {

@@ -235,12 +235,12 @@ impl TcpSender {
             Phase::Established => {}
             _ => return,
         }
-        if ack.flags.contains(Flags::SYN) {
+        if self.config.handshake && ack.flags.contains(Flags::SYN) {
             // The peer did not hear our third segment: say it again.
             self.ack_due = true;
             return;
         }
-        if ack.flags.contains(Flags::FIN) {
+        if self.config.handshake && ack.flags.contains(Flags::FIN) {
             self.peer_next = ack.seq.wrapping_add(1);
             self.ack_due = true;
         }
