@@ -14,6 +14,10 @@ test: lint
 	@# The report test renders HTML in a headless browser; it skips if none can be had.
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 \
 		|| echo "chromium could not be installed: the report rendering test will skip"
+	@# ncmesh emulate's tests run ping and iperf3 in namespaces; they skip where these are missing.
+	@command -v iperf3 >/dev/null && command -v ping >/dev/null \
+		|| (apt-get update -qq && apt-get install -y -qq iperf3 iputils-ping) >/dev/null 2>&1 \
+		|| echo "iperf3 or ping could not be installed: the emulation tests that need them will skip"
 	cargo test --workspace --exclude ncmesh-py
 	$(BIN)/python -m pytest -q -W error tests
 	PYTHON=$(PYTHON) bash .ci/test-wheel

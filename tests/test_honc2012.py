@@ -109,6 +109,25 @@ def test_reproduce_json_has_one_row_per_scheme_loss_and_scenario(tmp_path, monke
     claims = pd.read_csv(tmp_path / "honc2012-claims.csv").set_index("claim")
     multipath = claims.loc["TCP-HONC / TCP/NC end-to-end, multipath throughput"]
     assert multipath.paper == 3.47 and multipath.loss == 0.35 and multipath.measured > 3
+    # "Outperforms by 236% and 143%" read as +236% and +143%, the other reading beside it.
+    e2e = claims.loc["TCP-HONC / TCP/NC end-to-end, throughput"]
+    hbh = claims.loc["TCP-HONC / TCP/NC hop-by-hop, throughput"]
+    assert (e2e.paper, e2e.paper_other_reading) == (3.36, 2.36)
+    assert (hbh.paper, hbh.paper_other_reading) == (2.43, 1.43)
+
+
+def test_shipped_scenarios_are_the_papers_settings():
+    """ns-2's one-way agents, and loss on the data only, as the paper and the reproduction run them."""
+    import tomllib
+
+    from ncmesh.paths import scenario
+    from ncmesh.simulate import load
+
+    for name in ("honc-single-path", "honc-multi-path"):
+        spec = tomllib.loads(load(scenario(name), overrides={"link_class.wireless.loss": 0.35}).resolved_toml())
+        wireless = [link for link in spec["links"] if link.get("class") == "wireless"]
+        assert wireless and all(link["loss"] == 0.35 and link["reverse_loss"] == 0.0 for link in wireless), name
+        assert all(not flow["tcp"]["handshake"] for flow in spec["flows"]), name
 
 
 def test_fig8_fairness_run_shares_the_bottleneck(tmp_path):

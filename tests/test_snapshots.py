@@ -29,6 +29,7 @@ SHIPPED = [
     "dumbbell",
     "honc-multi-path",
     "honc-single-path",
+    "lossy-chain",
     "single-lossy-link",
     "wifi-hidden-pair",
     "wifi-line",

@@ -13,6 +13,7 @@ _Bytes: TypeAlias = Buffer | npt.NDArray[Any]
 __all__ = [
     "CodecError",
     "Decoder",
+    "EmulateError",
     "Encoder",
     "LtDecoder",
     "LtEncoder",
@@ -117,6 +118,7 @@ def xor_combine(packets: Sequence[_Bytes]) -> bytes: ...
 def simd_isa() -> str: ...
 
 class ScenarioError(ValueError): ...
+class EmulateError(RuntimeError): ...
 
 @final
 class Simulation:
@@ -135,6 +137,8 @@ class Simulation:
     @property
     def events(self) -> int: ...
     def resolved_toml(self) -> str: ...
+    def emulate(self, commands: Sequence[tuple[int, str, float, bool]] = ...) -> str:
+        """Runs the links in real time between network namespaces; the report as JSON."""
     def finish(self) -> dict[str, Any]:
         """Ends the run: ``fairness``, ``events``, ``sim_time_s``, and ``tables``, a dict of :class:`Table` by name."""
 

@@ -13,7 +13,6 @@ batches, as in the Rust benchmark.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import sys
 import time
@@ -26,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import codec
+from .files import write_text_atomically
 
 SYMBOL = 1500
 BATCH_SECONDS = 0.15
@@ -345,12 +345,6 @@ def markdown(rows: list[Row], cpu: dict[str, Any] | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def main(bench_dir: Path = Path("target/bench")) -> None:
     rust_file = bench_dir / "codec-rust.json"
     if not rust_file.exists():
@@ -367,8 +361,8 @@ def main(bench_dir: Path = Path("target/bench")) -> None:
         for k in (64, 1000):
             rows += raptorq_peer(k)
     rows = with_ratios(rows)
-    write_atomically(bench_dir / "codec.json", json.dumps({"cpu": cpu, "rows": rows}, indent=1))
-    write_atomically(bench_dir / "codec.md", markdown(rows, cpu))
+    write_text_atomically(bench_dir / "codec.json", json.dumps({"cpu": cpu, "rows": rows}, indent=1))
+    write_text_atomically(bench_dir / "codec.md", markdown(rows, cpu))
 
     table = Table(title=f"Codec throughput, {SYMBOL}-byte symbols (kernels: {codec.simd_isa()})")
     for column in ("isa", "impl", "op", "field", "g", "MB/s", "vs best peer", "vs Rust"):

@@ -1,4 +1,5 @@
-"""The seed 000 single path (scenarios/honc-single-path.toml) in ns-3, timed.
+"""The seed 000 single path (scenarios/honc-single-path.toml) in ns-3, timed;
+and any chain of point-to-point hops with ns-3's TCP, for validation.
 
 Run as ``python -m ncmesh.bench_ns3 [--duration S] [--loss P] [--json]``.
 Needs the ``ns3`` wheel from PyPI (``pip install ns3``; its Python bindings go
@@ -18,17 +19,46 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-#: The path of the scenario, as ncmesh names its nodes.
-NODES = (1, 3, 5, 8, 11, 10)
 WIRELESS_HOPS = 4
 MSS = 1000
 RCV_WINDOW_SEGMENTS = 100
 QUEUE_PACKETS = 50
 FLOWS = 4
 PORT = 5000
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One point-to-point hop: its rate and delay as ns-3 strings, and whether it loses packets."""
+
+    rate: str
+    delay: str
+    lossy: bool
+
+
+#: The seed 000 single path: four lossy 1 Mbit/s, 100 ms hops, then 100 Mbit/s, 1 ms.
+HONC_PATH = (Hop("1Mbps", "100ms", True),) * WIRELESS_HOPS + (Hop("100Mbps", "1ms", False),)
+
+#: The benchmark's TCP, as ncmesh's ns2 defaults plus the brief: NewReno,
+#: 1000-byte segments, an ACK for every segment, SACK, no timestamps,
+#: initial window 1, min RTO 200 ms, a 100-segment receive buffer.
+BENCH_TCP = {
+    "ns3::TcpSocket::SegmentSize": str(MSS),
+    "ns3::TcpSocket::DelAckCount": "1",
+    "ns3::TcpSocket::InitialCwnd": "1",
+    "ns3::TcpSocket::RcvBufSize": str(RCV_WINDOW_SEGMENTS * MSS),
+    "ns3::TcpSocketBase::Sack": "true",
+    "ns3::TcpSocketBase::Timestamp": "false",
+    "ns3::TcpSocketBase::MinRto": "200ms",
+    # ncmesh's ns2 profile never gives up on a connection; ns-3 does after 6
+    # timeouts in a row (DataRetries) or 6 lost SYNs (ConnCount).
+    "ns3::TcpSocket::DataRetries": "1000000",
+    "ns3::TcpSocket::ConnCount": "1000000",
+}
 
 # Counters kept in C++ so that tracing costs no Python call per packet.
 # Retransmissions: a data segment that starts below the highest byte its
@@ -103,6 +133,11 @@ inline void Connect(unsigned int node) {
     ns3::Config::ConnectWithoutContext(base + "CongState", ns3::MakeCallback(&OnCongState));
 }
 
+inline void Reset() {
+    counters = Counters();
+    sockets().clear();
+}
+
 // The sockets exist once the applications have started.
 inline void ConnectAt(double seconds, unsigned int node) {
     ns3::Simulator::Schedule(ns3::Seconds(seconds), &Connect, node);
@@ -129,24 +164,13 @@ def ns3_version() -> str:
         return "unknown"
 
 
-def tcp_defaults(ns: Any, mss: int, rcv_window_segments: int) -> None:
-    """TCP as ncmesh's defaults: NewReno, an ACK for every segment, SACK, no
-    timestamps, initial window 1, min RTO 200 ms, a receive buffer of
-    ``rcv_window_segments`` segments of ``mss`` bytes, a send buffer that never limits."""
-    tcp = "ns3::TcpSocket::"
-    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpNewReno.GetTypeId()))
-    ns.Config.SetDefault(tcp + "SegmentSize", ns.UintegerValue(mss))
-    ns.Config.SetDefault(tcp + "DelAckCount", ns.UintegerValue(1))
-    ns.Config.SetDefault(tcp + "InitialCwnd", ns.UintegerValue(1))
-    ns.Config.SetDefault(tcp + "RcvBufSize", ns.UintegerValue(rcv_window_segments * mss))
-    ns.Config.SetDefault(tcp + "SndBufSize", ns.UintegerValue(10_000 * mss))
-    # ncmesh never gives up on a connection; ns-3 does after 6 timeouts in a
-    # row (DataRetries) or 6 lost SYNs (ConnCount), which heavy loss reaches.
-    ns.Config.SetDefault(tcp + "DataRetries", ns.UintegerValue(1_000_000))
-    ns.Config.SetDefault(tcp + "ConnCount", ns.UintegerValue(1_000_000))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
-    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
+def tcp_defaults(ns: Any, tcp: Mapping[str, str] = BENCH_TCP, congestion_control: str = "TcpNewReno") -> None:
+    """Sets ns-3's TCP defaults: ``tcp`` by attribute path, the congestion
+    control by class name, and a send buffer that never limits, as ncmesh has none."""
+    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(getattr(ns, congestion_control).GetTypeId()))
+    ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(10_000_000))
+    for name, value in tcp.items():
+        ns.Config.SetDefault(name, ns.StringValue(value))
 
 
 def run(
@@ -155,46 +179,63 @@ def run(
     seed: int = 1,
     counters: bool = False,
     attributes: Sequence[tuple[str, str]] = (),
+    *,
+    hops: Sequence[Hop] = HONC_PATH,
+    flows: int = FLOWS,
+    reverse_loss: bool = True,
+    congestion_control: str = "TcpNewReno",
+    tcp: Mapping[str, str] = BENCH_TCP,
+    trace: bool = False,
 ) -> dict[str, Any]:
-    """Builds the scenario, runs it for ``duration`` simulated seconds and reports.
+    """Builds the chain, runs it for ``duration`` simulated seconds and reports.
 
-    ``attributes`` are further ns-3 defaults, ``("ns3::TcpSocketBase::LimitedTransmit", "false")``,
-    set after the scenario's own.
+    Every lossy hop loses a fraction ``loss`` of the packets its downstream
+    end receives, and of those its upstream end receives when
+    ``reverse_loss``. ``tcp`` are ns-3 defaults by attribute path;
+    ``attributes`` are further ones (``("ns3::TcpSocketBase::LimitedTransmit",
+    "false")``), set after them. The send buffer never limits, as ncmesh has
+    none. ``trace`` adds the first flow's cwnd, RTO and retransmissions over
+    time (``trace`` in the report).
     """
     ns = _ns()
 
+    # Defaults set by a run before this one in the process would otherwise stay.
+    ns.Config.Reset()
     ns.RngSeedManager.SetSeed(seed)
     ns.RngSeedManager.SetRun(1)
 
-    tcp_defaults(ns, MSS, RCV_WINDOW_SEGMENTS)
+    tcp_defaults(ns, tcp, congestion_control)
     for name, value in attributes:
         ns.Config.SetDefault(name, ns.StringValue(value))
 
     nodes = ns.NodeContainer()
-    nodes.Create(len(NODES))
+    nodes.Create(len(hops) + 1)
     stack = ns.InternetStackHelper()
     stack.Install(nodes)
 
     address = ns.Ipv4AddressHelper()
     devices_all = ns.NetDeviceContainer()
     sink_address = None
-    for hop in range(len(NODES) - 1):
-        wireless = hop < WIRELESS_HOPS
+    for i, hop in enumerate(hops):
         link = ns.PointToPointHelper()
-        link.SetDeviceAttribute("DataRate", ns.StringValue("1Mbps" if wireless else "100Mbps"))
-        link.SetChannelAttribute("Delay", ns.StringValue("100ms" if wireless else "1ms"))
+        link.SetDeviceAttribute("DataRate", ns.StringValue(hop.rate))
+        link.SetChannelAttribute("Delay", ns.StringValue(hop.delay))
         link.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{QUEUE_PACKETS}p")))
-        devices = link.Install(nodes.Get(hop), nodes.Get(hop + 1))
-        if wireless and loss > 0:
-            for end in range(2):
+        devices = link.Install(nodes.Get(i), nodes.Get(i + 1))
+        if hop.lossy and loss > 0:
+            # The downstream end receives the data; the upstream end the ACKs.
+            for end in (1, 0) if reverse_loss else (1,):
                 errors = ns.CreateObject[ns.RateErrorModel]()
                 errors.SetUnit(ns.RateErrorModel.ERROR_UNIT_PACKET)
                 errors.SetRate(loss)
+                # A stream of its own per link direction, so that a run's
+                # losses depend on its seed alone, not on runs before it.
+                errors.AssignStreams(2 * i + end)
                 devices.Get(end).SetAttribute("ReceiveErrorModel", ns.PointerValue(errors))
-        address.SetBase(ns.Ipv4Address(f"10.0.{hop + 1}.0"), ns.Ipv4Mask("255.255.255.0"))
+        address.SetBase(ns.Ipv4Address(f"10.0.{i + 1}.0"), ns.Ipv4Mask("255.255.255.0"))
         interfaces = address.Assign(devices)
         devices_all.Add(devices)
-        if hop == len(NODES) - 2:
+        if i == len(hops) - 1:
             sink_address = interfaces.GetAddress(1)
     # Assign() installs a default queue disc (fq_codel) on every device; take
     # it off so that the 50-packet device queue is the only one.
@@ -204,18 +245,23 @@ def run(
     sink_helper = ns.PacketSinkHelper(
         "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), PORT).ConvertTo()
     )
-    sink_apps = sink_helper.Install(nodes.Get(len(NODES) - 1))
+    sink_apps = sink_helper.Install(nodes.Get(len(hops)))
     sink_apps.Start(ns.Seconds(0))
     sender = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(sink_address, PORT).ConvertTo())
     sender.SetAttribute("MaxBytes", ns.UintegerValue(0))
     sender.SetAttribute("SendSize", ns.UintegerValue(MSS))
-    for _ in range(FLOWS):
+    for _ in range(flows):
         apps = sender.Install(nodes.Get(0))
         apps.Start(ns.Seconds(0))
 
     if counters:
-        ns.cppyy.cppdef(_COUNTERS_CPP)
+        _define(ns, "counters", _COUNTERS_CPP)
+        ns.cppyy.gbl.ncmesh_bench.Reset()
         ns.cppyy.gbl.ncmesh_bench.ConnectAt(1e-6, 0)
+    if trace:
+        _define(ns, "trace", _TRACE_CPP)
+        ns.cppyy.gbl.ncmesh_trace.Reset()
+        ns.cppyy.gbl.ncmesh_trace.ConnectAt(1e-6)
 
     check = _check_queues(ns, nodes)
     ns.Simulator.Stop(ns.Seconds(duration))
@@ -238,6 +284,13 @@ def run(
     }
     report["events_per_s"] = report["events"] / wall if wall > 0 else None
     report.update(check)
+    if trace:
+        t = ns.cppyy.gbl.ncmesh_trace
+        report["trace"] = {
+            "cwnd": [(float(t.cwnd_t[i]), int(t.cwnd_v[i])) for i in range(t.cwnd_t.size())],
+            "rto": [(float(t.rto_t[i]), float(t.rto_v[i])) for i in range(t.rto_t.size())],
+            "retransmits": [float(x) for x in t.retx_t],
+        }
     if counters:
         c = ns.cppyy.gbl.ncmesh_bench.counters
         report.update(
@@ -249,6 +302,57 @@ def run(
         )
     ns.Simulator.Destroy()
     return report
+
+
+# The first flow's cwnd, RTO and retransmissions over time, for the traces
+# of docs/validation.md. The sockets exist once the applications have started.
+_TRACE_CPP = r"""
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include <vector>
+
+namespace ncmesh_trace {
+std::vector<double> cwnd_t, rto_t, retx_t;
+std::vector<unsigned long long> cwnd_v;
+std::vector<double> rto_v;
+unsigned long long highest_end = 0;
+
+inline void Reset() {
+    cwnd_t.clear(); cwnd_v.clear(); rto_t.clear(); rto_v.clear(); retx_t.clear(); highest_end = 0;
+}
+inline void OnCwnd(uint32_t, uint32_t now) {
+    cwnd_t.push_back(ns3::Simulator::Now().GetSeconds());
+    cwnd_v.push_back(now);
+}
+inline void OnRto(ns3::Time, ns3::Time now) {
+    rto_t.push_back(ns3::Simulator::Now().GetSeconds());
+    rto_v.push_back(now.GetSeconds());
+}
+inline void OnTx(ns3::Ptr<const ns3::Packet> p, const ns3::TcpHeader& h, ns3::Ptr<const ns3::TcpSocketBase>) {
+    unsigned int len = p->GetSize();
+    if (len == 0) return;
+    unsigned long long seq = h.GetSequenceNumber().GetValue();
+    if (seq < highest_end) retx_t.push_back(ns3::Simulator::Now().GetSeconds());
+    if (seq + len > highest_end) highest_end = seq + len;
+}
+inline void Connect() {
+    std::string base = "/NodeList/0/$ns3::TcpL4Protocol/SocketList/0/";
+    ns3::Config::ConnectWithoutContext(base + "CongestionWindow", ns3::MakeCallback(&OnCwnd));
+    ns3::Config::ConnectWithoutContext(base + "RTO", ns3::MakeCallback(&OnRto));
+    ns3::Config::ConnectWithoutContext(base + "Tx", ns3::MakeCallback(&OnTx));
+}
+inline void ConnectAt(double seconds) {
+    ns3::Simulator::Schedule(ns3::Seconds(seconds), &Connect);
+}
+}
+"""
+
+
+def _define(ns: Any, name: str, code: str, _defined: set[str] = set()) -> None:  # noqa: B006 - once per process
+    """Compiles trace sinks once per process: cppyy cannot define them twice."""
+    if name not in _defined:
+        ns.cppyy.cppdef(code)
+        _defined.add(name)
 
 
 def _check_queues(ns: Any, nodes: Any) -> dict[str, Any]:

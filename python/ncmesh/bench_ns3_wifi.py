@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any
 
-from .bench_ns3 import tcp_defaults
+from .bench_ns3 import BENCH_TCP, tcp_defaults
 
 #: Each case: positions (m), reach (m), data-frame error rates by (from, to)
 #: node index, flows (src, dst, "udp" or "tcp", offered bit/s), static
@@ -143,7 +143,14 @@ def run(case: str, seed: int = 1, duration: float = 20.0) -> dict[str, Any]:
     ns.RngSeedManager.SetSeed(seed)
     ns.RngSeedManager.SetRun(1)
 
-    tcp_defaults(ns, MSS, RCV_WINDOW_SEGMENTS)
+    tcp_defaults(
+        ns,
+        {
+            **BENCH_TCP,
+            "ns3::TcpSocket::SegmentSize": str(MSS),
+            "ns3::TcpSocket::RcvBufSize": str(RCV_WINDOW_SEGMENTS * MSS),
+        },
+    )
     ns.Config.SetDefault("ns3::WifiMacQueue::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{QUEUE_PACKETS}p")))
     ns.Config.SetDefault("ns3::WifiMacQueue::MaxDelay", ns.TimeValue(ns.Seconds(10 * duration + 10)))
     # ns-3 3.44 has one limit for every frame, RTS or data, and it counts

@@ -32,7 +32,8 @@ pub struct FlowInfo {
 #[derive(Clone, Debug)]
 pub struct TcpInfo {
     pub config: TcpConfig,
-    /// The initial sequence number of the data sender.
+    /// The sequence number of the data's first byte (the ISN, plus one
+    /// when a SYN took the ISN).
     pub isn: u32,
 }
 

@@ -396,7 +396,8 @@ fn delay_and_loss_estimates_follow_eqs_18_and_19() {
             return;
         }
         for (n, sum) in sums.iter_mut().enumerate() {
-            let h: &HoncNode = (mesh.nodes[n].hop() as &dyn Any).downcast_ref().unwrap();
+            let h: &HoncNode =
+                (mesh.nodes[n].hop().expect("every node runs TCP-HONC") as &dyn Any).downcast_ref().unwrap();
             *sum += h.estimates(mesh.iface_to(n, n + 1)).unwrap().0;
         }
         samples += 1;

@@ -21,6 +21,18 @@ create_exception!(
     "A scenario that cannot run: the message names the key, its line and what was expected."
 );
 
+create_exception!(
+    _native,
+    EmulateError,
+    pyo3::exceptions::PyRuntimeError,
+    "ncmesh emulate could not run: the machine cannot host it (root, TUN, namespaces) or setting it up failed."
+);
+
+/// The conversion of emulation errors into Python exceptions.
+fn emulate_error(e: ncmesh_emu::EmulateError) -> PyErr {
+    EmulateError::new_err(e.to_string())
+}
+
 /// The conversion of codec errors into Python exceptions.
 fn error(e: impl std::fmt::Display) -> PyErr {
     CodecError::new_err(e.to_string())
@@ -447,6 +459,7 @@ fn simd_isa() -> &'static str {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CodecError", m.py().get_type::<CodecError>())?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("EmulateError", m.py().get_type::<EmulateError>())?;
     // The package version, here so that reading it costs no importlib.metadata.
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<sim::Simulation>()?;

@@ -81,6 +81,24 @@ impl Simulation {
         self.scenario.to_toml()
     }
 
+    /// Runs the scenario's links in real time between network namespaces
+    /// (`ncmesh emulate`), with its commands and `commands`, each
+    /// `(node, command, start_s, background)`. Returns the report as JSON.
+    #[pyo3(signature = (commands = Vec::new()))]
+    fn emulate(&self, py: Python<'_>, commands: Vec<(u32, String, f64, bool)>) -> PyResult<String> {
+        let extra: Vec<scenario::CommandSpec> = commands
+            .into_iter()
+            .map(|(node, run, start, background)| scenario::CommandSpec {
+                node,
+                run,
+                start: scenario::Seconds(ncmesh_proto::Duration::from_secs_f64(start.max(0.0))),
+                background,
+            })
+            .collect();
+        let report = py.allow_threads(|| ncmesh_emu::emulate(&self.scenario, &extra)).map_err(crate::emulate_error)?;
+        Ok(serde_json::to_string(&report).expect("a report serialises"))
+    }
+
     /// Ends the run. Returns a dict: `fairness`, `events`, `sim_time_s`, and
     /// `tables`, a dict of the result tables by name (flows, links, goodput,
     /// queues, cwnd, rtt) as [`Table`]s.

@@ -28,6 +28,39 @@ pub fn address(n: NodeIndex) -> Ipv4Addr {
     Ipv4Addr::from(0x0A00_0001 + n)
 }
 
+/// The media of every link, in the simulator and in `ncmesh emulate`: link
+/// i gives channels 2i (as written) and 2i + 1 (reversed), each with its
+/// own loss and corruption streams from the run's seed.
+pub fn link_media(spec: &crate::scenario::ScenarioSpec) -> Vec<PointToPoint> {
+    let seed = spec.seed;
+    let mut media = Vec::with_capacity(2 * spec.links.len());
+    for (i, link) in spec.links.iter().enumerate() {
+        for side in 0..2 {
+            let c = 2 * i + side;
+            let loss = match link.gilbert_elliott {
+                Some(g) => LossModel::GilbertElliott {
+                    p_good_to_bad: g.p_good_to_bad,
+                    p_bad_to_good: g.p_bad_to_good,
+                    loss_good: g.loss_good,
+                    loss_bad: g.loss_bad,
+                    bad: false,
+                },
+                None if side == 1 => LossModel::Bernoulli { p: link.reverse_loss.unwrap_or(link.loss) },
+                None => LossModel::Bernoulli { p: link.loss },
+            };
+            let corruption = Corruption { p: link.corrupt, rng: Rng::stream(seed, Purpose::Corruption, c as u64) };
+            media.push(PointToPoint::new(
+                link.capacity.0,
+                link.delay.0,
+                loss,
+                Rng::stream(seed, Purpose::LinkLoss, c as u64),
+                corruption,
+            ));
+        }
+    }
+    media
+}
+
 /// Which end of a flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum End {
@@ -87,35 +120,11 @@ impl Network {
         let n = topology.labels.len();
         let wired = 2 * spec.links.len();
 
-        // Media: link i gives channels 2i (as written) and 2i + 1 (reversed),
-        // one point-to-point medium each; the wireless channel comes after them.
+        // Media: the links' (see `link_media`), then the wireless channel.
+        let links_media = link_media(spec);
+        let mut losses: Vec<f64> = links_media.iter().map(PointToPoint::loss_rate).collect();
         let mut media: Vec<AnyMedium> = Vec::with_capacity(wired + 1);
-        let mut losses = Vec::with_capacity(topology.channels.len());
-        for (i, link) in spec.links.iter().enumerate() {
-            for side in 0..2 {
-                let c = 2 * i + side;
-                let loss = match link.gilbert_elliott {
-                    Some(g) => LossModel::GilbertElliott {
-                        p_good_to_bad: g.p_good_to_bad,
-                        p_bad_to_good: g.p_bad_to_good,
-                        loss_good: g.loss_good,
-                        loss_bad: g.loss_bad,
-                        bad: false,
-                    },
-                    None if side == 1 => LossModel::Bernoulli { p: link.reverse_loss.unwrap_or(link.loss) },
-                    None => LossModel::Bernoulli { p: link.loss },
-                };
-                losses.push(loss.mean());
-                let corruption = Corruption { p: link.corrupt, rng: Rng::stream(seed, Purpose::Corruption, c as u64) };
-                media.push(AnyMedium::PointToPoint(PointToPoint::new(
-                    link.capacity.0,
-                    link.delay.0,
-                    loss,
-                    Rng::stream(seed, Purpose::LinkLoss, c as u64),
-                    corruption,
-                )));
-            }
-        }
+        media.extend(links_media.into_iter().map(AnyMedium::PointToPoint));
         // The stations of the wireless channel, by node, and its pairs' losses.
         let mut station_of = vec![None; n];
         if let Some(channel) = &scenario.channel {
@@ -231,7 +240,9 @@ impl Network {
                     local_isn: isn.next_u64() as u32,
                     remote_isn: isn.next_u64() as u32,
                 };
-                let tcp = is_tcp.then(|| TcpInfo { config: spec_flow.tcp.clone(), isn: conn.local_isn });
+                // The data starts one past the ISN when a SYN takes it.
+                let data_isn = conn.local_isn.wrapping_add(spec_flow.tcp.handshake as u32);
+                let tcp = is_tcp.then(|| TcpInfo { config: spec_flow.tcp.clone(), isn: data_isn });
                 let routes = flow_routes(&topology, spec_flow, f as u32);
                 described.push((FlowInfo { key, tcp }, conn, spec_flow, routes, [src as usize, dst as usize]));
             }

@@ -79,3 +79,24 @@ fn hop_by_hop_relays_repair_each_hop_and_keep_delay_low() {
     // Two 100 ms hops: decoding keeps pace, so delay stays near the path's.
     assert!(f.delay_mean_s < 0.5, "{f:?}");
 }
+
+#[test]
+fn relays_that_do_not_pass_the_shortfall_on_stall_at_heavy_loss() {
+    // Seed 000's path at P_e = 0.35 on the data: a relay that absorbs the
+    // redundancy the source sends for a short sink leaves it short.
+    let at = |pass: &str| {
+        let r = run_named(
+            "honc-single-path",
+            &[
+                ("coding.scheme", "\"tcpnc-hbh\""),
+                ("tcp.variant", "\"vegas\""),
+                ("link_class.wireless.loss", "0.35"),
+                ("coding.tcpnc.pass_on_shortfall", pass),
+                ("duration", "300"),
+            ],
+        );
+        r.flows.iter().map(|f| f.goodput_bps).sum::<f64>()
+    };
+    let (on, off) = (at("true"), at("false"));
+    assert!(on > 5.0 * off, "passing on {on}, absorbing {off}");
+}

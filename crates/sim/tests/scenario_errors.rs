@@ -155,3 +155,20 @@ mod never_panics {
         }
     }
 }
+
+#[test]
+fn emulate_commands_name_a_node_and_a_command() {
+    let text = format!("{GOOD}\n[emulate]\nmtu = 1052\n[[emulate.commands]]\nnode = 7\nrun = \"iperf3 -s\"\n");
+    let (key, line, message) = refused(&text);
+    assert_eq!(key, "emulate.commands[0].node");
+    assert_eq!(line, Some(25));
+    assert!(message.contains("no node 7"), "{message}");
+    let text = format!("{GOOD}\n[emulate]\nmtu = 100\n");
+    let (key, _, message) = refused(&text);
+    assert_eq!((key.as_str(), message.as_str()), ("emulate.mtu", "expected an MTU of 576 to 65535 bytes, found 100"));
+    let text = format!("{GOOD}\n[[emulate.commands]]\nnode = 1\nrun = \" \"\n");
+    assert_eq!(refused(&text).0, "emulate.commands[0].run");
+    let text = format!("{GOOD}\n[[emulate.commands]]\nnode = 1\nrun = \"x\"\nwhen = 3\n");
+    let (key, _, message) = refused(&text);
+    assert!(key.starts_with("emulate.commands[0]") && message.contains("unknown field `when`"), "{key}: {message}");
+}

@@ -9,7 +9,7 @@ imports Markdown rendering and takes longer than the rest of the start.
 """
 
 # Each module registers its commands on import, in the order --help lists them.
-from . import bench, demo, model, reproduce, run, sweep, validate  # noqa: F401
+from . import bench, demo, emulate, model, reproduce, run, sweep, validate  # noqa: F401
 from ._base import app
 
 __all__ = ["app"]

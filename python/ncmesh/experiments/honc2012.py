@@ -43,14 +43,21 @@ SCHEMES: dict[str, dict[str, Any]] = {
     "tcpnc-hbh": {"coding.scheme": "tcpnc-hbh", "tcp.variant": "vegas"},
     "honc": {"coding.scheme": "honc", "tcp.variant": "newreno"},
 }
-# The paper's headline numbers at P_e = 0.35 (abstract and section 6.1).
+# The paper's headline numbers at P_e = 0.35 (abstract, sections 6.1 and
+# 6.2.1), as ratios of TCP-HONC's to the baseline's. "Outperforms ... by 236%
+# and ... by 143%" reads as +236% and +143%, that is 3.36x and 2.43x: eq. (5)
+# gives (1 - p)^-(n - 1) = 3.64 at p = 0.35 over four lossy hops, and the text
+# says TCP/NC end to end comes close to its bound. The delays are "reduced
+# to 27% and 90%"; the multipath throughput is "347% of" TCP/NC end to end.
 PAPER = {
-    "throughput_vs_e2e": 2.36,
-    "throughput_vs_hbh": 1.43,
+    "throughput_vs_e2e": 3.36,
+    "throughput_vs_hbh": 2.43,
     "delay_vs_e2e": 0.27,
     "delay_vs_hbh": 0.90,
     "multipath_vs_e2e": 3.47,
 }
+# The other reading of the two throughput claims: 236% and 143% of the baseline.
+PAPER_OTHER_READING = {"throughput_vs_e2e": 2.36, "throughput_vs_hbh": 1.43}
 
 
 @dataclass(frozen=True)
@@ -275,21 +282,32 @@ def headline(fig5: pd.DataFrame, multi: pd.DataFrame | None = None) -> pd.DataFr
     at = fig5[fig5.loss == p].set_index("scheme")
     h, e, b = at.loc["honc"], at.loc["tcpnc-e2e"], at.loc["tcpnc-hbh"]
     bound = float(closed_forms.throughput_hop_by_hop(CAPACITY_BPS, p))
+    nan = float("nan")
     rows = [
-        ("TCP-HONC / TCP/NC end-to-end, throughput", h.throughput_bps / e.throughput_bps, PAPER["throughput_vs_e2e"]),
-        ("TCP-HONC / TCP/NC hop-by-hop, throughput", h.throughput_bps / b.throughput_bps, PAPER["throughput_vs_hbh"]),
-        ("TCP-HONC / TCP/NC end-to-end, mean delay", h.delay_mean_s / e.delay_mean_s, PAPER["delay_vs_e2e"]),
-        ("TCP-HONC / TCP/NC hop-by-hop, mean delay", h.delay_mean_s / b.delay_mean_s, PAPER["delay_vs_hbh"]),
-        ("TCP-HONC / bound b(1-p) of eq. (3)", h.throughput_bps / bound, float("nan")),
-        ("TCP-HONC fairness (Jain)", h.fairness, float("nan")),
+        (
+            "TCP-HONC / TCP/NC end-to-end, throughput",
+            h.throughput_bps / e.throughput_bps,
+            PAPER["throughput_vs_e2e"],
+            PAPER_OTHER_READING["throughput_vs_e2e"],
+        ),
+        (
+            "TCP-HONC / TCP/NC hop-by-hop, throughput",
+            h.throughput_bps / b.throughput_bps,
+            PAPER["throughput_vs_hbh"],
+            PAPER_OTHER_READING["throughput_vs_hbh"],
+        ),
+        ("TCP-HONC / TCP/NC end-to-end, mean delay", h.delay_mean_s / e.delay_mean_s, PAPER["delay_vs_e2e"], nan),
+        ("TCP-HONC / TCP/NC hop-by-hop, mean delay", h.delay_mean_s / b.delay_mean_s, PAPER["delay_vs_hbh"], nan),
+        ("TCP-HONC / bound b(1-p) of eq. (3)", h.throughput_bps / bound, nan, nan),
+        ("TCP-HONC fairness (Jain)", h.fairness, nan, nan),
     ]
-    claims = pd.DataFrame(rows, columns=["claim", "measured", "paper"]).assign(loss=p)
+    claims = pd.DataFrame(rows, columns=["claim", "measured", "paper", "paper_other_reading"]).assign(loss=p)
     if multi is not None and not multi.empty:
         q = multi.loss.max()
         at = multi[multi.loss == q].set_index("scheme")
         ratio = at.loc["honc"].throughput_bps / at.loc["tcpnc-e2e"].throughput_bps
         extra = pd.DataFrame(
-            [("TCP-HONC / TCP/NC end-to-end, multipath throughput", ratio, PAPER["multipath_vs_e2e"], q)],
+            [("TCP-HONC / TCP/NC end-to-end, multipath throughput", ratio, PAPER["multipath_vs_e2e"], float("nan"), q)],
             columns=claims.columns,
         )
         claims = pd.concat([claims, extra], ignore_index=True)

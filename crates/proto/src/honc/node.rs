@@ -842,6 +842,11 @@ fn data_flow(packet: &Packet) -> Option<FlowKey> {
     Some(if is_data(packet) || !matches!(packet.payload, Payload::Tcp(_)) { flow } else { flow.reversed() })
 }
 
+/// A segment that only acknowledges: no data, no SYN, FIN or RST.
+fn is_pure_ack(segment: &Segment) -> bool {
+    segment.is_empty() && segment.flags.0 & (Flags::SYN.0 | Flags::FIN.0 | Flags::RST.0) == 0
+}
+
 /// A TCP segment with data.
 fn is_data(packet: &Packet) -> bool {
     matches!(&packet.payload, Payload::Tcp(s) if !s.is_empty())
@@ -857,9 +862,10 @@ impl HopLayer for HoncNode {
                 let segment = segment.clone();
                 self.take_data(now, i, flow, packet, &segment);
             }
-            (Payload::Tcp(_), _) if wireless => {
+            (Payload::Tcp(segment), _) if wireless && is_pure_ack(segment) => {
                 // Alg. 2 step 3: the sender already has its spoofed ACKs, and
                 // HONC delivers reliably hop by hop: the real ACK ends here.
+                // SYNs and FINs are the ends' to settle and pass below.
                 self.stats.swallowed_acks += 1;
             }
             _ => {

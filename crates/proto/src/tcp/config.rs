@@ -23,12 +23,104 @@ pub enum Variant {
     Cubic,
 }
 
-/// The loss recovery a sender runs after three duplicate ACKs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The loss recovery a sender runs once it detects a loss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Recovery {
+    /// Fast recovery that ends at the first new ACK (RFC 5681 3.2).
     Reno,
+    /// Partial-ACK recovery (RFC 6582).
     NewReno,
+    /// The SACK scoreboard's `pipe` against cwnd = ssthresh (RFC 6675).
+    #[serde(rename = "rfc6675")]
     Sack,
+    /// The SACK scoreboard with Proportional Rate Reduction setting cwnd
+    /// on every ACK (RFC 6937): ns-3's `TcpPrrRecovery`, Linux's recovery.
+    Prr,
+}
+
+/// A TCP stack whose defaults a configuration starts from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// ns-2's one-way agents, as the seed papers ran them: no handshake,
+    /// an ACK per segment, initial window 1. ncmesh's historical defaults,
+    /// which count bytes in congestion avoidance where ns-2 counts ACKs
+    /// (the same with an ACK per segment, but not after a hole is filled).
+    #[default]
+    Ns2,
+    /// ns-3 3.44's `TcpSocketBase` with its attribute defaults.
+    Ns3,
+    /// Linux's TCP (6.x) with its sysctl defaults.
+    Linux,
+}
+
+/// How a sender decides to leave slow start before a loss.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum SlowStartExit {
+    /// Only a loss ends slow start.
+    #[default]
+    #[serde(rename = "off")]
+    Off,
+    /// HyStart as Linux's CUBIC runs it (`tcp_cubic.c`): ACK trains and
+    /// delay increase; CUBIC only.
+    #[serde(rename = "hystart")]
+    HyStart,
+    /// HyStart++ (RFC 9406): delay increase, then conservative slow start.
+    #[serde(rename = "hystart++")]
+    HyStartPlusPlus,
+}
+
+/// When a receiver acknowledges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AckPolicy {
+    /// RFC 5681 4.2: every second full segment, or when the timer fires.
+    #[default]
+    Rfc5681,
+    /// Linux's: RFC 5681 plus quick-ACK mode (every segment acknowledged at
+    /// once) at the start of the data and after a loss, and a timer that
+    /// adapts to the inter-arrival time between 40 ms and `delayed_ack_timeout`.
+    Linux,
+}
+
+/// What a loss halves (or multiplies by CUBIC's beta, for algorithms that
+/// take the amount in flight).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LossBasis {
+    /// FlightSize, the outstanding data (RFC 5681 equation 4).
+    #[default]
+    Flight,
+    /// RFC 6675's `pipe` once the loss is marked: outstanding less SACKed
+    /// and lost (ns-3's `BytesInFlight` in `EnterRecovery` and `ReTxTimeout`).
+    Pipe,
+    /// The congestion window (Linux's `tcp_reno_ssthresh`).
+    Cwnd,
+}
+
+/// How the retransmission timeout is estimated from RTT samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoEstimator {
+    /// `max(SRTT + 4 RTTVAR, min_rto)` (RFC 6298).
+    #[default]
+    Rfc6298,
+    /// `SRTT + max(peak 4 mdev over the last round trip, min_rto)`, falling
+    /// slowly (Linux's `tcp_rtt_estimator`).
+    Linux,
+}
+
+/// How congestion avoidance counts acknowledgements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Counting {
+    /// One MSS per cwnd bytes acknowledged (RFC 3465; Linux's `tcp_cong_avoid_ai`).
+    #[default]
+    Bytes,
+    /// MSS^2 / cwnd per ACK of new data, whatever it covers (ns-2, ns-3's
+    /// `TcpNewReno::CongestionAvoidance`): half the growth with delayed ACKs.
+    Acks,
 }
 
 /// The congestion control proper: how the window grows and what it falls to.
@@ -97,10 +189,42 @@ impl Default for CubicParams {
 }
 
 /// Everything configurable about one TCP connection. Both ends read it.
+///
+/// `profile` names the stack the defaults come from; in a scenario, the
+/// keys given beside it override that stack's values (see
+/// [`TcpConfig::profile`] for every value and its source).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
+    pub profile: Profile,
     pub variant: Variant,
+    /// The loss recovery; absent, the variant's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
+    /// Open with SYN, SYN-ACK, ACK and close with FIN (RFC 9293); without
+    /// it the connection exists from the start, as ns-2's one-way agents.
+    pub handshake: bool,
+    /// The SYN's retransmission timeout before backoff, seconds.
+    #[serde(with = "crate::time::serde_secs")]
+    #[schemars(with = "f64")]
+    pub syn_timeout: Duration,
+    /// SYN (and SYN-ACK) retransmissions before the connection is given up.
+    pub syn_retries: u32,
+    /// Consecutive retransmission timeouts before the connection is
+    /// aborted; 0 never aborts.
+    pub max_timeouts: u32,
+    /// Detect losses by time and probe lost tails (RACK-TLP, RFC 8985), in
+    /// place of duplicate-ACK counting; needs a SACK-based recovery.
+    pub rack: bool,
+    /// Leave slow start early on rising delay.
+    pub slow_start_exit: SlowStartExit,
+    /// Segments slow start may add per ACK (RFC 3465's L); 0: as many as it acknowledges.
+    pub slow_start_limit: u32,
+    pub ca_counting: Counting,
+    /// What Reno's and Vegas's loss reaction halves.
+    pub loss_basis: LossBasis,
+    pub rto_estimator: RtoEstimator,
+    pub ack_policy: AckPolicy,
     /// Maximum segment size: payload bytes per full segment.
     pub mss: u32,
     /// Initial congestion window, in segments (RFC 6928 allows 10; ns-2 used 1).
@@ -145,9 +269,23 @@ pub struct TcpConfig {
 }
 
 impl Default for TcpConfig {
+    /// The `ns2` profile.
     fn default() -> Self {
         TcpConfig {
+            profile: Profile::Ns2,
             variant: Variant::NewReno,
+            recovery: None,
+            handshake: false,
+            syn_timeout: Duration::from_secs(3),
+            syn_retries: 6,
+            max_timeouts: 0,
+            rack: false,
+            slow_start_exit: SlowStartExit::Off,
+            slow_start_limit: 1,
+            ca_counting: Counting::Bytes,
+            loss_basis: LossBasis::Flight,
+            rto_estimator: RtoEstimator::Rfc6298,
+            ack_policy: AckPolicy::Rfc5681,
             mss: 1000,
             initial_cwnd: 1,
             initial_ssthresh: 0,
@@ -169,6 +307,96 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
+    /// Every default as `profile`'s stack has it.
+    ///
+    /// ns-3 (3.44; attribute and default): `TcpL4Protocol::SocketType`
+    /// NewReno (the configuration; ns-3's own default CUBIC is not
+    /// taken), `RecoveryType` `TcpPrrRecovery`, `TcpSocket::InitialCwnd` 10,
+    /// `DelAckCount` 2, `DelAckTimeout` 200 ms, `ConnTimeout` 3 s,
+    /// `ConnCount` 6, `DataRetries` 6, `TcpSocketBase::MinRto` 1 s,
+    /// `Sack` and `Timestamp` true, `ReTxThreshold` 3, the RTO estimator's
+    /// `InitialEstimation` 1 s and its 60 s cap, the backoff dropped on every
+    /// new ACK (`TcpSocketBase::NewAck`), one MSS per ACK in slow start and
+    /// MSS^2/cwnd per ACK in congestion avoidance (`TcpNewReno`).
+    /// `SegmentSize` (536) and `RcvBufSize` (131072 bytes) are not taken:
+    /// give `mss` and `rcv_window` for the path.
+    ///
+    /// Linux (6.x; constant or sysctl and default): CUBIC with HyStart
+    /// (`net.ipv4.tcp_congestion_control`, `hystart`), PRR recovery over
+    /// SACK, `TCP_INIT_CWND` 10, `TCP_RTO_MIN` 200 ms, `TCP_RTO_MAX` 120 s,
+    /// `TCP_TIMEOUT_INIT` 1 s for the SYN and before the first sample,
+    /// `tcp_syn_retries` 6, `tcp_retries2` 15, `tcp_sack` and
+    /// `tcp_timestamps` 1, the quick-ACK and `ato` delayed-ACK engine
+    /// (`TCP_ATO_MIN` 40 ms, `TCP_DELACK_MAX` 200 ms), slow start by all
+    /// it acknowledges (`tcp_slow_start`), congestion avoidance by bytes
+    /// (`tcp_cong_avoid_ai`), MSS 1448 (a 1500-byte MTU with timestamps),
+    /// and a receive window that autotuning keeps out of the way.
+    pub fn profile(profile: Profile) -> TcpConfig {
+        match profile {
+            Profile::Ns2 => TcpConfig::default(),
+            Profile::Ns3 => TcpConfig {
+                profile,
+                variant: Variant::NewReno,
+                recovery: Some(Recovery::Prr),
+                handshake: true,
+                syn_timeout: Duration::from_secs(3),
+                syn_retries: 6,
+                max_timeouts: 6,
+                initial_cwnd: 10,
+                delayed_ack: true,
+                delayed_ack_timeout: Duration::from_millis(200),
+                sack: true,
+                timestamps: true,
+                min_rto: Duration::from_secs(1),
+                max_rto: Duration::from_secs(60),
+                initial_rto: Duration::from_secs(1),
+                reset_backoff_on_new_ack: true,
+                slow_start_limit: 1,
+                ca_counting: Counting::Acks,
+                loss_basis: LossBasis::Pipe,
+                ..TcpConfig::default()
+            },
+            Profile::Linux => TcpConfig {
+                profile,
+                variant: Variant::Cubic,
+                recovery: Some(Recovery::Prr),
+                handshake: true,
+                syn_timeout: Duration::from_secs(1),
+                syn_retries: 6,
+                max_timeouts: 15,
+                rack: true,
+                slow_start_exit: SlowStartExit::HyStart,
+                slow_start_limit: 0,
+                ca_counting: Counting::Bytes,
+                loss_basis: LossBasis::Cwnd,
+                rto_estimator: RtoEstimator::Linux,
+                ack_policy: AckPolicy::Linux,
+                mss: 1448,
+                initial_cwnd: 10,
+                rcv_window: 4096,
+                delayed_ack: true,
+                delayed_ack_timeout: Duration::from_millis(200),
+                sack: true,
+                timestamps: true,
+                min_rto: Duration::from_millis(200),
+                max_rto: Duration::from_secs(120),
+                initial_rto: Duration::from_secs(1),
+                reset_backoff_on_new_ack: false,
+                ..TcpConfig::default()
+            },
+        }
+    }
+
+    /// The recovery the sender runs: the configured one, else the
+    /// variant's; SACK-based recoveries fall back to NewReno without SACK.
+    pub fn recovery(&self) -> Recovery {
+        match self.recovery {
+            Some(Recovery::Sack | Recovery::Prr) if !self.sack => Recovery::NewReno,
+            Some(r) => r,
+            None => self.variant.recovery(self.sack),
+        }
+    }
+
     /// The receive window in bytes.
     pub fn window_bytes(&self) -> u64 {
         self.rcv_window as u64 * self.mss as u64
@@ -206,6 +434,7 @@ impl Validate for TcpConfig {
         })?;
         check(self.min_rto <= self.max_rto, "min_rto", || "expected min_rto <= max_rto".into())?;
         check(self.min_rto.as_nanos() > 0, "min_rto", || "expected a positive minimum RTO".into())?;
+        check(self.syn_timeout.as_nanos() > 0, "syn_timeout", || "expected a positive SYN timeout".into())?;
         let beta = self.cubic.beta;
         check(beta > 0.0 && beta < 1.0, "cubic", || format!("expected beta in (0, 1), found {beta}"))
             .map_err(|e| Invalid::new(KeyPath::default().key("cubic").key("beta"), e.message))?;

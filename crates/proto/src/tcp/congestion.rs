@@ -33,6 +33,10 @@ pub struct AckEvent {
     pub acked: u64,
     /// The RTT sample this ACK gave, if Karn's rule allowed one.
     pub rtt: Option<Duration>,
+    /// The RTT of the newest segment it acknowledges, if never resent: the
+    /// delay signal Linux gives its congestion controls (`ca_rtt_us`),
+    /// free of the delayed-ACK hold that a timestamp echo includes.
+    pub ca_rtt: Option<Duration>,
     /// The smoothed RTT after this ACK, if any sample exists yet.
     pub srtt: Option<Duration>,
     /// The cumulative ACK after this ACK.
@@ -68,13 +72,29 @@ pub trait CongestionControl: Debug + Send {
     fn on_timeout(&mut self, _w: &mut Window, _now: Instant) {}
 }
 
-/// RFC 5681 slow start: one MSS per ACK at most, so that ACK division
-/// (acking many small pieces) cannot inflate the window (RFC 3465 with L = 1).
-/// Returns the acknowledged bytes slow start did not use, for the caller to
-/// spend in congestion avoidance when the window crosses ssthresh.
-pub fn slow_start(w: &mut Window, acked: u64) -> u64 {
+/// Watches slow start and may end it before a loss does: Linux's HyStart
+/// (`hystart.rs`) and HyStart++ (`hystart_pp.rs`). The sender asks it
+/// about every ACK of new data while `cwnd < ssthresh`, before the
+/// congestion control grows the window.
+pub trait SlowStartWatch: Debug + Send {
+    /// May end slow start by lowering `w.ssthresh` to `w.cwnd`. Returns
+    /// the divisor of this ACK's growth: 1, or more in a gentler phase
+    /// (HyStart++'s conservative slow start).
+    fn on_ack(&mut self, w: &mut Window, ack: &AckEvent) -> u64;
+
+    /// A loss was detected; `timeout` if by the retransmission timer.
+    fn on_congestion(&mut self, _timeout: bool) {}
+}
+
+/// RFC 5681 slow start: at most `limit` bytes per ACK (RFC 3465's L
+/// segments; `u64::MAX` for as many as the ACK covers, as Linux's
+/// `tcp_slow_start`), so that ACK division (acking many small pieces)
+/// cannot inflate the window. Returns the acknowledged bytes slow start
+/// did not use, for the caller to spend in congestion avoidance when the
+/// window crosses ssthresh.
+pub fn slow_start(w: &mut Window, acked: u64, limit: u64) -> u64 {
     let room = w.ssthresh.saturating_sub(w.cwnd);
-    let inc = acked.min(w.mss);
+    let inc = acked.min(limit);
     w.cwnd += inc.min(room);
     if inc > room {
         acked.saturating_sub(room)

@@ -13,8 +13,8 @@ use crate::time::Instant;
 /// fraction `(target - cwnd) / cwnd` per acknowledged segment towards
 /// `target = W_cubic(t + srtt)` clamped to `[cwnd, 1.5 cwnd]` (4.4, 4.5),
 /// unless the Reno-friendly estimate `W_est` (4.3, equation 4) is above the
-/// curve, in which case cwnd follows `W_est`. Slow start is Reno's (no
-/// HyStart).
+/// curve, in which case cwnd follows `W_est`. Slow start is Reno's; the
+/// sender runs HyStart beside it when configured (`hystart.rs`).
 #[derive(Debug)]
 pub struct Cubic {
     params: CubicParams,
@@ -24,6 +24,8 @@ pub struct Cubic {
     after_timeout: bool,
     /// Fractional bytes of window growth not yet added to cwnd.
     carry: f64,
+    /// Segments slow start adds per ACK at most; 0 for no limit.
+    slow_start_limit: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -37,7 +39,13 @@ struct Epoch {
 
 impl Cubic {
     pub fn new(params: CubicParams) -> Cubic {
-        Cubic { params, w_max: 0.0, epoch: None, after_timeout: false, carry: 0.0 }
+        Cubic { params, w_max: 0.0, epoch: None, after_timeout: false, carry: 0.0, slow_start_limit: 1 }
+    }
+
+    /// With slow start adding at most `limit` segments per ACK (0: no limit).
+    pub fn with_slow_start_limit(mut self, limit: u32) -> Cubic {
+        self.slow_start_limit = limit as u64;
+        self
     }
 
     pub fn w_max_segments(&self) -> f64 {
@@ -108,7 +116,7 @@ impl CongestionControl for Cubic {
     fn on_ack(&mut self, w: &mut Window, ack: &AckEvent) {
         let mut acked = ack.acked;
         if w.in_slow_start() {
-            acked = slow_start(w, acked);
+            acked = slow_start(w, acked, super::reno::limit_bytes(w, self.slow_start_limit));
             if acked == 0 {
                 return;
             }
@@ -158,6 +166,7 @@ mod tests {
             now: Instant::from_secs_f64(1.0),
             acked: 1000,
             rtt: None,
+            ca_rtt: None,
             srtt: Some(Duration::from_millis(100)),
             snd_una: 0,
             snd_max: 0,

@@ -1,39 +1,57 @@
 //! TCP as two sans-IO endpoints: a [`TcpSender`] that owns the congestion
 //! window and loss recovery, and a [`TcpReceiver`] that acknowledges.
 //!
-//! There is no handshake or teardown: like ns-2's one-way agents, a
+//! With `handshake` the ends open with SYN, SYN-ACK, ACK and close with
+//! FIN (`handshake.rs`); without it, like ns-2's one-way agents, a
 //! connection starts established, with what a handshake would have settled
-//! (ports, initial sequence numbers, window scale) given to both ends as a
-//! [`Connection`] and their shared [`TcpConfig`]. Congestion control is the
+//! given to both ends as a [`Connection`] and their shared [`TcpConfig`]. Congestion control is the
 //! [`CongestionControl`] trait, one file per algorithm, built by name in
 //! `controls.rs`; loss recovery is split the same way (`recovery.rs` for
 //! Reno and the common entry and exit, `newreno.rs`, `sack.rs`). Segments
 //! have a real wire format (`wire.rs`). See `docs/protocols/tcp.md`.
 
+mod abort;
 mod config;
 mod congestion;
 mod controls;
 mod cubic;
+mod handshake;
+mod hystart;
+mod hystart_pp;
 mod newreno;
+mod prr;
+mod quickack;
+mod rack;
+mod rack_tlp;
 mod receiver;
 mod recovery;
 mod reno;
 mod rtt;
+mod rtt_linux;
 mod sack;
 mod sender;
 mod vegas;
 pub mod wire;
 
-pub use config::{Control, CubicParams, Recovery, TcpConfig, Variant, VegasParams};
-pub use congestion::{slow_start, AckEvent, CongestionControl, Window};
-pub use controls::new_control;
+pub use config::{
+    AckPolicy, Control, Counting, CubicParams, LossBasis, Profile, Recovery, RtoEstimator, SlowStartExit, TcpConfig,
+    Variant, VegasParams,
+};
+pub use congestion::{slow_start, AckEvent, CongestionControl, SlowStartWatch, Window};
+pub use controls::{new_control, new_slow_start_watch};
 pub use cubic::Cubic;
+pub use hystart::HyStart;
+pub use hystart_pp::HyStartPlusPlus;
+pub use prr::Prr;
+pub use quickack::QuickAck;
+pub use rack::Rack;
 pub use receiver::{Delivery, ReceiverStats, TcpReceiver};
 pub use reno::Reno;
 pub use rtt::RttEstimator;
-pub use sender::{SenderStats, TcpSender};
+pub use sack::Delivered;
+pub use sender::{Phase, SenderStats, TcpSender};
 pub use vegas::Vegas;
-pub use wire::{Flags, SackBlock, Segment, Timestamps, BASE_HEADER_BYTES, MAX_SACK_BLOCKS, PROTOCOL};
+pub use wire::{Flags, SackBlock, Segment, SynOptions, Timestamps, BASE_HEADER_BYTES, MAX_SACK_BLOCKS, PROTOCOL};
 
 use crate::time::Instant;
 

@@ -2,7 +2,9 @@
 
 use std::collections::VecDeque;
 
-use super::config::TcpConfig;
+use super::config::{AckPolicy, TcpConfig};
+use super::handshake::{self, SynTimer};
+use super::quickack::QuickAck;
 use super::sack::SackBlock;
 use super::wire::{self, Flags, Segment, Timestamps, MAX_SACK_BLOCKS};
 use super::{micros, Connection};
@@ -34,6 +36,23 @@ struct Held {
 #[derive(Debug)]
 pub struct TcpReceiver {
     conn: Connection,
+    config: TcpConfig,
+    /// Where the connection is: listening for a SYN, its SYN-ACK out, or open.
+    phase: Listening,
+    syn_ack: SynTimer,
+    /// The sequence number of the peer's stream offset 0: its ISN, plus one for the SYN.
+    rcv_base: u32,
+    /// Our own sequence number: the ISN, plus one once the SYN-ACK is out.
+    snd_seq: u32,
+    /// Where the peer's FIN sits in its stream, once seen.
+    fin_at: Option<u64>,
+    /// The FIN is in order and acknowledged: every ACK now carries our FIN too.
+    fin_received: bool,
+    /// The handshake's RTT (SYN-ACK to its ACK), for the `linux` delayed-ACK timer.
+    handshake_rtt: Option<Duration>,
+    quick: Option<QuickAck>,
+    /// The peer's SYN offered window scaling, so our SYN-ACK answers it.
+    peer_scales: bool,
     window_scale: u8,
     window: u64,
     delayed_ack: bool,
@@ -57,6 +76,14 @@ pub struct TcpReceiver {
     stats: ReceiverStats,
 }
 
+/// The receiver's side of the handshake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Listening {
+    Listen,
+    SynReceived,
+    Established,
+}
+
 /// Counters for probes and tests.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReceiverStats {
@@ -73,6 +100,16 @@ impl TcpReceiver {
     pub fn new(config: &TcpConfig, conn: Connection) -> TcpReceiver {
         TcpReceiver {
             conn,
+            config: config.clone(),
+            phase: if config.handshake { Listening::Listen } else { Listening::Established },
+            syn_ack: SynTimer::new(config),
+            rcv_base: conn.remote_isn,
+            snd_seq: conn.local_isn,
+            fin_at: None,
+            fin_received: false,
+            handshake_rtt: None,
+            quick: (config.ack_policy == AckPolicy::Linux).then(|| QuickAck::new(config.rcv_window.min(u32::MAX / 2))),
+            peer_scales: false,
             window_scale: config.window_scale(),
             window: config.window_bytes().min((u16::MAX as u64) << config.window_scale()),
             delayed_ack: config.delayed_ack,
@@ -94,18 +131,42 @@ impl TcpReceiver {
     }
 
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
-        if seg.is_empty() {
-            return; // no data; a one-way receiver has nothing to learn from a pure ACK
+        if self.config.handshake && seg.flags.contains(Flags::SYN) {
+            return self.on_syn(now, seg);
+        }
+        match self.phase {
+            Listening::Listen => return,
+            Listening::SynReceived if seg.flags.contains(Flags::ACK) => {
+                self.phase = Listening::Established;
+                self.handshake_rtt = self.syn_ack.sample(now);
+                self.syn_ack.deadline = None;
+            }
+            _ => {}
+        }
+        // Without a handshake there is no teardown either (ns-2's agents):
+        // a FIN bit is noise, as damaged bytes can set it.
+        let fin = self.config.handshake && seg.flags.contains(Flags::FIN);
+        if seg.is_empty() && !fin {
+            return; // a pure ACK: a one-way receiver has nothing to learn from it
         }
         self.stats.segments_received += 1;
         // The offset within 2^31 of rcv_nxt; data from before the stream is old.
-        let delta = seg.seq.wrapping_sub(self.conn.remote_isn.wrapping_add(self.rcv_nxt as u32)) as i32 as i64;
+        let delta = seg.seq.wrapping_sub(self.rcv_base.wrapping_add(self.rcv_nxt as u32)) as i32 as i64;
         let Some(start) = self.rcv_nxt.checked_add_signed(delta) else {
             self.stats.duplicate_segments += 1;
             self.ack_now(now);
             return;
         };
         let end = start + seg.len() as u64;
+        if fin {
+            self.fin_at = Some(end);
+            if seg.is_empty() {
+                // A FIN alone: taken if in order, else answered as a duplicate.
+                self.take_fin();
+                self.ack_now(now);
+                return;
+            }
+        }
         if end > self.rcv_nxt + self.window {
             // RFC 9293 section 3.10.7.4: unacceptable, answered with an ACK.
             self.stats.discarded_segments += 1;
@@ -122,15 +183,25 @@ impl TcpReceiver {
         }
         if end <= self.rcv_nxt {
             self.stats.duplicate_segments += 1;
+            // Linux: the sender resent what arrived, so our ACKs were lost or late.
+            if let Some(q) = self.quick.as_mut() {
+                q.enter();
+            }
             self.ack_now(now);
             return;
+        }
+        let rto = self.rto();
+        if let Some(q) = self.quick.as_mut() {
+            q.on_data(now, rto);
         }
         if start <= self.rcv_nxt {
             let had_holes = !self.held.is_empty();
             let skip = (self.rcv_nxt - start) as usize;
             self.deliver(seg.data.slice(skip, seg.data.len()));
             self.pull_held();
-            if had_holes || !self.delayed_ack {
+            let quick = self.quick.is_some_and(|q| q.in_quick_mode());
+            let fin = self.take_fin();
+            if had_holes || !self.delayed_ack || quick || fin {
                 // RFC 5681 section 4.2: ACK at once when a segment fills a hole.
                 self.ack_now(now);
             } else {
@@ -138,7 +209,11 @@ impl TcpReceiver {
                 if self.unacked_segments >= 2 {
                     self.ack_now(now);
                 } else if self.delack_deadline.is_none() {
-                    self.delack_deadline = Some(now + self.delayed_ack_timeout);
+                    let delay = match &self.quick {
+                        Some(q) => q.delay(self.handshake_rtt, self.delayed_ack_timeout),
+                        None => self.delayed_ack_timeout,
+                    };
+                    self.delack_deadline = Some(now + delay);
                 }
             }
         } else {
@@ -157,6 +232,13 @@ impl TcpReceiver {
         if self.delack_deadline.is_some_and(|d| now >= d) {
             self.ack_now(now);
         }
+        if self.phase == Listening::SynReceived && self.syn_ack.is_due(now) {
+            if self.syn_ack.expire() {
+                self.send_syn_ack(now);
+            } else {
+                self.phase = Listening::Listen;
+            }
+        }
     }
 
     pub fn poll_transmit(&mut self, _now: Instant) -> Option<Segment> {
@@ -164,7 +246,77 @@ impl TcpReceiver {
     }
 
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.delack_deadline
+        match (self.delack_deadline, self.syn_ack.deadline.filter(|_| self.phase == Listening::SynReceived)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether the peer's FIN has arrived in order: its stream is complete.
+    pub fn fin_received(&self) -> bool {
+        self.fin_received
+    }
+
+    /// Whether the connection is open (at once, without a handshake).
+    pub fn is_established(&self) -> bool {
+        self.phase == Listening::Established
+    }
+
+    /// A SYN: settle the options and answer with a SYN-ACK, again for a repeated SYN.
+    fn on_syn(&mut self, now: Instant, syn: &Segment) {
+        if syn.flags.contains(Flags::ACK) {
+            return;
+        }
+        if self.phase == Listening::Listen {
+            let settled = handshake::settle(&self.config, syn);
+            self.rcv_base = syn.seq.wrapping_add(1);
+            self.sack = settled.sack;
+            self.timestamps = settled.timestamps;
+            self.window_scale = settled.window_scale;
+            self.peer_scales = syn.syn_options.window_scale.is_some();
+            self.window = self.window.min((u16::MAX as u64) << settled.window_scale);
+            self.ts_recent = syn.timestamp.map(|t| t.value);
+            self.phase = Listening::SynReceived;
+        }
+        if self.phase == Listening::SynReceived {
+            self.send_syn_ack(now);
+        }
+    }
+
+    fn send_syn_ack(&mut self, now: Instant) {
+        self.syn_ack.sent(now);
+        let mut s = Segment::new(self.conn.local_port, self.conn.remote_port);
+        s.seq = self.conn.local_isn;
+        s.ack = self.rcv_base;
+        s.flags = Flags::SYN | Flags::ACK;
+        // RFC 7323 2.2: the window of a SYN is never scaled.
+        s.window = self.window.min(u16::MAX as u64) as u16;
+        let offer = handshake::offer(&self.config);
+        s.syn_options.mss = offer.mss;
+        s.syn_options.sack_permitted = self.sack;
+        // RFC 7323 2.2: answer the option only if the SYN carried it.
+        s.syn_options.window_scale = self.peer_scales.then_some(self.window_scale);
+        if self.timestamps {
+            s.timestamp = Some(Timestamps { value: micros(now), echo: self.ts_recent.unwrap_or(0) });
+        }
+        self.snd_seq = self.conn.local_isn.wrapping_add(1);
+        self.stats.acks_sent += 1;
+        self.acks.push_back(s);
+    }
+
+    /// Takes the FIN if all before it has arrived; true if it was taken now.
+    fn take_fin(&mut self) -> bool {
+        if self.fin_received || self.fin_at != Some(self.rcv_nxt) {
+            return false;
+        }
+        self.fin_received = true;
+        true
+    }
+
+    /// The retransmission timeout this end would use, from the handshake's
+    /// RTT (RFC 6298 2.2's first sample), for Linux's `ato` bounds.
+    fn rto(&self) -> Duration {
+        self.handshake_rtt.map_or(self.config.initial_rto, |r| (r + r.saturating_mul(2)).max(self.config.min_rto))
     }
 
     pub fn poll_delivery(&mut self) -> Option<Delivery> {
@@ -205,6 +357,7 @@ impl TcpReceiver {
                 self.deliver(h.data.slice(skip, h.data.len()));
             }
         }
+
         let rcv_nxt = self.rcv_nxt;
         self.retain_blocks(|b| b.start > rcv_nxt);
     }
@@ -288,14 +441,19 @@ impl TcpReceiver {
     }
 
     fn seq_of(&self, offset: u64) -> u32 {
-        self.conn.remote_isn.wrapping_add(offset as u32)
+        self.rcv_base.wrapping_add(offset as u32)
     }
 
     fn ack_now(&mut self, now: Instant) {
         let mut ack = Segment::new(self.conn.local_port, self.conn.remote_port);
-        ack.seq = self.conn.local_isn;
-        ack.ack = self.seq_of(self.rcv_nxt);
-        ack.flags = Flags::ACK;
+        ack.seq = self.snd_seq;
+        ack.ack = self.seq_of(self.rcv_nxt).wrapping_add(self.fin_received as u32);
+        // Once the peer's FIN is in, we close too (this end has nothing to
+        // send): every ACK carries our FIN, so a repeated FIN gets it again.
+        ack.flags = if self.fin_received { Flags::FIN | Flags::ACK } else { Flags::ACK };
+        if let Some(q) = self.quick.as_mut() {
+            q.on_ack_sent();
+        }
         ack.window = (self.window >> self.window_scale) as u16;
         if self.timestamps {
             ack.timestamp = Some(Timestamps { value: micros(now), echo: self.ts_recent.unwrap_or(0) });

@@ -2,7 +2,7 @@
 //! window inflation (RFC 5681 section 3.2), and exit for all recoveries.
 //! NewReno's partial ACKs are in `newreno.rs`, the SACK scoreboard in `sack.rs`.
 
-use super::config::Recovery;
+use super::config::{LossBasis, Recovery};
 use super::sender::{State, TcpSender};
 use crate::time::Instant;
 
@@ -20,13 +20,13 @@ impl TcpSender {
                 // Reno and NewReno inflate the window by the segment that
                 // left the network (RFC 5681 step 4, RFC 6582 step 3); SACK
                 // recovery counts it in pipe instead.
-                if self.recovery != Recovery::Sack {
+                if !self.uses_sack() {
                     self.w.cwnd += self.mss;
                 }
             }
             State::Open => {
                 let una = self.snd_una;
-                if self.dupacks >= self.dupthresh && self.may_fast_retransmit(una) {
+                if !self.rack_enabled() && self.dupacks >= self.dupthresh && self.may_fast_retransmit(una) {
                     self.enter_recovery(now, outstanding);
                 }
             }
@@ -35,20 +35,34 @@ impl TcpSender {
 
     pub(crate) fn enter_recovery(&mut self, now: Instant, outstanding: u64) {
         self.stats.fast_retransmits += 1;
-        // RFC 5681 equation (4) takes FlightSize, the outstanding data.
-        self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, outstanding, now);
+        self.board.new_episode(self.snd_una);
+        self.board.mark_front_lost();
+        let basis = self.loss_basis(outstanding);
+        self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, basis, now);
         self.w.cwnd = match self.recovery {
             Recovery::Reno | Recovery::NewReno => self.w.ssthresh + self.dupthresh as u64 * self.mss,
-            // RFC 6675 section 5 step (4.2).
-            Recovery::Sack => self.w.ssthresh,
+            // RFC 6675 section 5 step (4.2); PRR sets it again on this ACK.
+            Recovery::Sack | Recovery::Prr => self.w.ssthresh,
         };
+        self.prr = super::prr::Prr::start(self.bytes_in_flight());
+        if let Some(watch) = self.slow_start_watch.as_mut() {
+            watch.on_congestion(false);
+        }
         if self.recovery == Recovery::NewReno {
             self.recover = Some(self.snd_max);
         }
         self.state = State::Recovery { point: self.snd_max, partial_seen: false };
-        self.board.new_episode(self.snd_una);
-        self.board.mark_front_lost();
         self.force_retransmit = true;
+    }
+
+    /// The amount a loss reaction halves: RFC 5681's FlightSize (the
+    /// outstanding data), ns-3's `pipe` with the loss marked, or cwnd.
+    pub(crate) fn loss_basis(&self, outstanding: u64) -> u64 {
+        match self.config().loss_basis {
+            LossBasis::Flight => outstanding,
+            LossBasis::Pipe => self.bytes_in_flight(),
+            LossBasis::Cwnd => self.w.cwnd,
+        }
     }
 
     pub(crate) fn exit_recovery(&mut self, now: Instant) {
@@ -57,7 +71,8 @@ impl TcpSender {
             // safeguard against a burst when little is outstanding.
             Recovery::NewReno => self.w.ssthresh.min(self.bytes_in_flight() + self.mss),
             // RFC 5681: deflate to ssthresh on the first new ACK.
-            Recovery::Reno | Recovery::Sack => self.w.ssthresh,
+            // RFC 6937 section 3.1: PRR too ends at ssthresh.
+            Recovery::Reno | Recovery::Sack | Recovery::Prr => self.w.ssthresh,
         };
         self.w.cwnd = self.w.cwnd.max(self.mss);
         self.state = State::Open;

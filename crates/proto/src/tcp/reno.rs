@@ -1,5 +1,6 @@
 //! RFC 5681 additive increase, multiplicative decrease.
 
+use super::config::Counting;
 use super::congestion::{slow_start, AckEvent, CongestionControl, Window};
 use crate::time::Instant;
 
@@ -9,15 +10,33 @@ use crate::time::Instant;
 /// RFC 5681 `mss * mss / cwnd`, and the remainder is carried rather than
 /// rounded away, so the growth is exactly one MSS per RTT, also with
 /// delayed ACKs (as Linux; ns-2 counts ACKs instead).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Reno {
     /// Bytes acknowledged in congestion avoidance not yet turned into window.
     acked_carry: u64,
+    /// Segments slow start adds per ACK at most; 0 for no limit.
+    slow_start_limit: u64,
+    counting: Counting,
+}
+
+impl Default for Reno {
+    fn default() -> Reno {
+        Reno::new(1, Counting::Bytes)
+    }
 }
 
 impl Reno {
-    pub fn new() -> Reno {
-        Reno::default()
+    pub fn new(slow_start_limit: u32, counting: Counting) -> Reno {
+        Reno { acked_carry: 0, slow_start_limit: slow_start_limit as u64, counting }
+    }
+}
+
+/// Slow start's per-ACK limit in bytes: `limit` segments, 0 for none.
+pub(crate) fn limit_bytes(w: &Window, limit: u64) -> u64 {
+    if limit == 0 {
+        u64::MAX
+    } else {
+        limit.saturating_mul(w.mss)
     }
 }
 
@@ -44,11 +63,15 @@ impl CongestionControl for Reno {
     fn on_ack(&mut self, w: &mut Window, ack: &AckEvent) {
         let mut acked = ack.acked;
         if w.in_slow_start() {
-            acked = slow_start(w, acked);
+            acked = slow_start(w, acked, limit_bytes(w, self.slow_start_limit));
             self.acked_carry = 0;
             if acked == 0 {
                 return;
             }
+        }
+        if self.counting == Counting::Acks {
+            // ns-2's and ns-3's MSS^2/cwnd per ACK, whatever it covers.
+            acked = w.mss;
         }
         additive_increase(w, &mut self.acked_carry, acked);
     }
@@ -64,12 +87,21 @@ mod tests {
     use super::*;
 
     fn ack(acked: u64) -> AckEvent {
-        AckEvent { now: Instant::ZERO, acked, rtt: None, srtt: None, snd_una: 0, snd_max: 0, prior_in_flight: 0 }
+        AckEvent {
+            now: Instant::ZERO,
+            acked,
+            rtt: None,
+            ca_rtt: None,
+            srtt: None,
+            snd_una: 0,
+            snd_max: 0,
+            prior_in_flight: 0,
+        }
     }
 
     #[test]
     fn slow_start_then_one_mss_per_window() {
-        let mut r = Reno::new();
+        let mut r = Reno::default();
         let mut w = Window { cwnd: 1000, ssthresh: 4000, mss: 1000 };
         for _ in 0..3 {
             r.on_ack(&mut w, &ack(1000));
@@ -92,7 +124,7 @@ mod tests {
 
     #[test]
     fn slow_start_is_capped_per_ack() {
-        let mut r = Reno::new();
+        let mut r = Reno::default();
         let mut w = Window { cwnd: 1000, ssthresh: u64::MAX, mss: 1000 };
         r.on_ack(&mut w, &ack(5000));
         assert_eq!(w.cwnd, 2000);
@@ -100,7 +132,7 @@ mod tests {
 
     #[test]
     fn loss_halves_the_flight_with_a_floor() {
-        let mut r = Reno::new();
+        let mut r = Reno::default();
         let w = Window { cwnd: 10_000, ssthresh: 1, mss: 1000 };
         assert_eq!(r.ssthresh_after_loss(&w, 9000, Instant::ZERO), 4500);
         assert_eq!(r.ssthresh_after_loss(&w, 3000, Instant::ZERO), 2000);

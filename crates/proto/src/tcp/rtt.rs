@@ -1,5 +1,6 @@
 //! The retransmission timer's estimator (RFC 6298).
 
+use super::rtt_linux::LinuxRtt;
 use crate::time::Duration;
 
 /// SRTT and RTTVAR with the RFC 6298 gains (1/8, 1/4) and K = 4, in integer
@@ -17,6 +18,8 @@ pub struct RttEstimator {
     /// Consecutive timeouts since the last valid sample: the RTO is doubled
     /// this many times (section 5.5) and stays so until a sample (5.7 note).
     backoff: u32,
+    /// Linux's variance term instead of RFC 6298's, once sampled (`rtt_linux.rs`).
+    linux: Option<Option<LinuxRtt>>,
 }
 
 impl RttEstimator {
@@ -30,13 +33,27 @@ impl RttEstimator {
             min_rto,
             max_rto: max_rto.max(min_rto),
             backoff: 0,
+            linux: None,
         }
     }
 
-    /// Section 2.2 and 2.3. A sample also ends any backoff.
-    pub fn on_sample(&mut self, r: Duration) {
+    /// Estimates the RTO as Linux does (`rtt_linux.rs`) rather than as RFC 6298 says.
+    pub fn linux(mut self) -> RttEstimator {
+        self.linux = Some(None);
+        self
+    }
+
+    /// Section 2.2 and 2.3 (or Linux's estimator); `snd_una` and `snd_max`
+    /// mark Linux's round trips. A sample also ends any backoff.
+    pub fn on_sample(&mut self, r: Duration, snd_una: u64, snd_max: u64) {
         self.latest = Some(r);
         self.min = Some(self.min.map_or(r, |m| m.min(r)));
+        if let Some(state) = &mut self.linux {
+            match (state.as_mut(), self.srtt) {
+                (Some(linux), Some(srtt)) => linux.update(r, srtt, snd_una, snd_max),
+                _ => *state = Some(LinuxRtt::first(r, self.min_rto, snd_max)),
+            }
+        }
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -49,6 +66,13 @@ impl RttEstimator {
             }
         }
         self.backoff = 0;
+    }
+
+    /// RFC 6298 5.7: with no sample yet, at least `rto` before the first one.
+    pub fn fall_back(&mut self, rto: Duration) {
+        if self.srtt.is_none() {
+            self.initial_rto = self.initial_rto.max(rto);
+        }
     }
 
     /// Forgets the backoff without a sample (see `TcpConfig::reset_backoff_on_new_ack`).
@@ -66,9 +90,10 @@ impl RttEstimator {
 
     /// The RTO before backoff, clamped to `[min_rto, max_rto]`.
     pub fn base_rto(&self) -> Duration {
-        let rto = match self.srtt {
-            None => self.initial_rto,
-            Some(s) => s + self.rttvar.saturating_mul(4),
+        let rto = match (self.srtt, &self.linux) {
+            (None, _) => self.initial_rto,
+            (Some(s), Some(Some(linux))) => linux.rto(s),
+            (Some(s), _) => s + self.rttvar.saturating_mul(4),
         };
         rto.max(self.min_rto).min(self.max_rto)
     }
@@ -106,10 +131,10 @@ mod tests {
         let ms = Duration::from_millis;
         let mut e = RttEstimator::new(ms(1000), ms(200), ms(60_000));
         assert_eq!(e.rto(), ms(1000));
-        e.on_sample(ms(100));
+        e.on_sample(ms(100), 0, 0);
         // SRTT = 100, RTTVAR = 50, RTO = 100 + 200 = 300.
         assert_eq!(e.rto(), ms(300));
-        e.on_sample(ms(200));
+        e.on_sample(ms(200), 0, 0);
         // RTTVAR = 3/4 50 + 1/4 100 = 62.5; SRTT = 112.5; RTO = 362.5.
         assert_eq!(e.srtt(), Some(Duration(112_500_000)));
         assert_eq!(e.rto(), Duration(362_500_000));
@@ -125,7 +150,7 @@ mod tests {
             seen.push(e.rto());
         }
         assert_eq!(seen, vec![ms(2000), ms(4000), ms(5000), ms(5000), ms(5000)]);
-        e.on_sample(ms(10));
+        e.on_sample(ms(10), 0, 0);
         assert_eq!(e.rto(), ms(200));
     }
 }

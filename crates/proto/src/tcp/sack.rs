@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// A SACK block as stream offsets `[start, end)`, after the sender has
 /// unwrapped the 32-bit sequence numbers of the wire.
@@ -45,6 +45,9 @@ impl SentSegment {
     }
     pub fn was_ever_retransmitted(&self) -> bool {
         self.flags & EVER_RETRANS != 0
+    }
+    fn delivered(&self) -> Delivered {
+        Delivered { sent: self.last_sent, end: self.end(), retransmitted: self.was_ever_retransmitted() }
     }
     fn is_pending(&self) -> bool {
         self.flags & (SACKED | LOST | RETRANS) == LOST
@@ -102,6 +105,27 @@ pub struct Acked {
     pub retransmitted: bool,
     /// When the newest fully acknowledged segment was last sent.
     pub newest_sent: Option<Instant>,
+    /// The most recently sent segment delivered (for RACK).
+    pub latest: Option<Delivered>,
+}
+
+/// A segment newly delivered (acknowledged or SACKed): what RACK keeps of
+/// the most recently sent one (RFC 8985 6.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivered {
+    pub sent: Instant,
+    pub end: u64,
+    pub retransmitted: bool,
+}
+
+impl Delivered {
+    /// Keeps the later sent of the two; ties go to the higher end (RFC 8985 6.2 step 2).
+    fn latest(a: Option<Delivered>, b: Delivered) -> Option<Delivered> {
+        Some(match a {
+            Some(a) if (a.sent, a.end) >= (b.sent, b.end) => a,
+            _ => b,
+        })
+    }
 }
 
 #[derive(Debug, Default)]
@@ -179,6 +203,9 @@ impl Scoreboard {
                 out.bytes += s.len as u64;
                 out.retransmitted |= s.was_ever_retransmitted();
                 out.newest_sent = Some(s.last_sent);
+                if !s.is_sacked() {
+                    out.latest = Delivered::latest(out.latest, s.delivered());
+                }
                 self.segs.pop_front();
             } else {
                 if s.seq < ack {
@@ -202,10 +229,12 @@ impl Scoreboard {
     }
 
     /// Marks the segments wholly inside the blocks SACKed; returns the
-    /// bytes newly SACKed. Segments only partly covered stay unSACKed.
-    pub fn apply_sack(&mut self, blocks: &[SackBlock]) -> u64 {
-        let Some(una) = self.segs.front().map(|s| s.seq) else { return 0 };
+    /// bytes newly SACKed and the most recently sent of those segments.
+    /// Segments only partly covered stay unSACKed.
+    pub fn apply_sack(&mut self, blocks: &[SackBlock]) -> (u64, Option<Delivered>) {
+        let Some(una) = self.segs.front().map(|s| s.seq) else { return (0, None) };
         let mut newly = 0;
+        let mut latest = None;
         for b in blocks {
             if b.end <= una || b.end <= b.start {
                 continue;
@@ -217,11 +246,47 @@ impl Scoreboard {
                     self.set_flags(i, s.flags | SACKED);
                     newly += s.len as u64;
                     self.high_sacked = self.high_sacked.max(s.end());
+                    latest = Delivered::latest(latest, s.delivered());
                 }
                 i += 1;
             }
         }
-        newly
+        (newly, latest)
+    }
+
+    /// RACK's loss marking (RFC 8985 6.2 step 5): every segment neither
+    /// SACKed nor already waiting to be resent that was last sent before
+    /// `before` (and `before_end` on a tie) and `wait` ago is lost; a
+    /// retransmission so marked is due again. Returns how long the next
+    /// candidate still has to wait, for the reordering timer.
+    pub fn mark_lost_sent_before(
+        &mut self,
+        before: Instant,
+        before_end: u64,
+        now: Instant,
+        wait: Duration,
+    ) -> Option<Duration> {
+        let mut next: Option<Duration> = None;
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            if s.is_sacked() || s.is_pending() || (s.last_sent, s.end()) >= (before, before_end) {
+                continue;
+            }
+            let due = s.last_sent + wait;
+            if due <= now {
+                self.set_flags(i, (s.flags | LOST) & !RETRANS);
+                self.pending_from = self.pending_from.min(s.seq);
+            } else {
+                let left = due - now;
+                next = Some(next.map_or(left, |n| n.max(left)));
+            }
+        }
+        next
+    }
+
+    /// The last segment sent, for a tail loss probe to resend.
+    pub fn last_index(&self) -> Option<usize> {
+        self.segs.len().checked_sub(1)
     }
 
     /// RFC 6675 `IsLost` applied to every unSACKed segment below HighACK:
@@ -347,7 +412,7 @@ mod tests {
         let mut b = board(10);
         assert_eq!(b.in_flight(), 10_000);
         // Segment 0 lost; 1..=3 SACKed: 0 is lost by the segment count.
-        assert_eq!(b.apply_sack(&[blk(1000, 4000)]), 3000);
+        assert_eq!(b.apply_sack(&[blk(1000, 4000)]).0, 3000);
         b.mark_lost_by_sack(3, 1000);
         assert!(b.front_is_lost());
         assert_eq!(b.in_flight(), 10_000 - 3000 - 1000);

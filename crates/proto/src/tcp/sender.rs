@@ -1,8 +1,11 @@
 //! The sending half of a one-way TCP connection.
 
-use super::config::{Recovery, TcpConfig};
-use super::congestion::{AckEvent, CongestionControl, Window};
-use super::controls::new_control;
+use super::config::{Recovery, RtoEstimator, TcpConfig};
+use super::congestion::{AckEvent, CongestionControl, SlowStartWatch, Window};
+use super::controls::{new_control, new_slow_start_watch};
+use super::handshake::{self, SynTimer};
+use super::prr::Prr;
+use super::rack::Rack;
 use super::rtt::RttEstimator;
 use super::sack::{SackBlock, Scoreboard};
 use super::wire::{Flags, Segment, Timestamps, MAX_SACK_BLOCKS};
@@ -29,6 +32,31 @@ pub struct SenderStats {
     pub rtt_samples: u64,
     pub acks_received: u64,
     pub dupacks: u64,
+    /// SYNs sent again after their timer expired.
+    pub syn_retransmits: u64,
+}
+
+/// Where the connection is, seen from the sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Nothing offered yet: the SYN leaves with the first data offered.
+    Closed,
+    /// The SYN is out, unanswered.
+    SynSent,
+    /// Data flows (from the start, without a handshake).
+    Established,
+    /// Given up: the SYN went unanswered `syn_retries` times, or
+    /// `max_timeouts` retransmission timeouts came in a row.
+    Aborted,
+}
+
+/// The sender's FIN: sent once every byte of a closed stream has been, and
+/// resent by the retransmission timer until acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fin {
+    Unsent,
+    Sent { resend: bool },
+    Acked,
 }
 
 /// Where the sender is in loss recovery.
@@ -57,6 +85,22 @@ pub(crate) enum State {
 #[derive(Debug)]
 pub struct TcpSender {
     conn: Connection,
+    config: TcpConfig,
+    phase: Phase,
+    syn: SynTimer,
+    /// The sequence number of stream offset 0: the ISN, plus one for the SYN.
+    seq_base: u32,
+    /// The next sequence number expected from the peer: our segments' ACK field.
+    peer_next: u32,
+    /// A pure ACK is due: the handshake's third segment, or the answer to the peer's FIN.
+    ack_due: bool,
+    fin: Fin,
+    /// Retransmission timeouts since the last ACK of new data.
+    pub(crate) timeouts_in_a_row: u32,
+    pub(crate) prr: Prr,
+    pub(crate) rack: Rack,
+    /// The probe timer fired: the next `poll_transmit` sends the probe.
+    probe_due: bool,
     /// The shift the receiver applies to the windows it advertises.
     window_scale: u8,
     pub(crate) mss: u64,
@@ -66,6 +110,7 @@ pub struct TcpSender {
     reset_backoff_on_new_ack: bool,
     pub(crate) w: Window,
     pub(crate) cc: Box<dyn CongestionControl>,
+    pub(crate) slow_start_watch: Option<Box<dyn SlowStartWatch>>,
     pub(crate) rtt: RttEstimator,
     pub(crate) board: Scoreboard,
     pub(crate) snd_una: u64,
@@ -104,15 +149,34 @@ impl TcpSender {
         };
         TcpSender {
             conn,
+            config: config.clone(),
+            phase: if config.handshake { Phase::Closed } else { Phase::Established },
+            syn: SynTimer::new(config),
+            seq_base: conn.local_isn.wrapping_add(config.handshake as u32),
+            peer_next: conn.remote_isn,
+            ack_due: false,
+            fin: Fin::Unsent,
+            timeouts_in_a_row: 0,
+            prr: Prr::default(),
+            rack: Rack::default(),
+            probe_due: false,
             window_scale: config.window_scale(),
             mss,
             dupthresh: config.dupthresh.max(1),
-            recovery: config.variant.recovery(config.sack),
+            recovery: config.recovery(),
             timestamps: config.timestamps,
             reset_backoff_on_new_ack: config.reset_backoff_on_new_ack,
             w: Window { cwnd, ssthresh, mss },
             cc: new_control(config),
-            rtt: RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto),
+            slow_start_watch: new_slow_start_watch(config),
+            rtt: {
+                let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto);
+                if config.rto_estimator == RtoEstimator::Linux {
+                    rtt.linux()
+                } else {
+                    rtt
+                }
+            },
             board: Scoreboard::new(),
             snd_una: 0,
             snd_max: 0,
@@ -143,11 +207,22 @@ impl TcpSender {
         self.stream_end = self.snd_max;
     }
 
+    /// The stream ends after what has been offered: the application has
+    /// written its last byte (a sized transfer).
+    pub fn finish(&mut self) {
+        self.closed = true;
+    }
+
     /// The stream offset a sequence number of ours stands for, taking the
     /// one within 2^31 of `near`; `None` if that would be before the stream.
     fn unwrap(&self, seq: u32, near: u64) -> Option<u64> {
-        let delta = seq.wrapping_sub(self.conn.local_isn.wrapping_add(near as u32)) as i32 as i64;
+        let delta = seq.wrapping_sub(self.seq_base.wrapping_add(near as u32)) as i32 as i64;
         near.checked_add_signed(delta)
+    }
+
+    /// One past the last sequence offset sent: the FIN counts one.
+    fn seq_max(&self) -> u64 {
+        self.snd_max + matches!(self.fin, Fin::Sent { .. } | Fin::Acked) as u64
     }
 
     pub fn handle_ack(&mut self, now: Instant, ack: &Segment) {
@@ -155,9 +230,31 @@ impl TcpSender {
         if !ack.flags.contains(Flags::ACK) {
             return;
         }
-        let Some(acked) = self.unwrap(ack.ack, self.snd_una).filter(|&a| a >= self.snd_una && a <= self.snd_max) else {
+        match self.phase {
+            Phase::SynSent if ack.flags.contains(Flags::SYN) => return self.establish(now, ack),
+            Phase::Established => {}
+            _ => return,
+        }
+        if self.config.handshake && ack.flags.contains(Flags::SYN) {
+            // The peer did not hear our third segment: say it again.
+            self.ack_due = true;
+            return;
+        }
+        if self.config.handshake && ack.flags.contains(Flags::FIN) {
+            self.peer_next = ack.seq.wrapping_add(1);
+            self.ack_due = true;
+        }
+        let Some(mut acked) = self.unwrap(ack.ack, self.snd_una).filter(|&a| a >= self.snd_una && a <= self.seq_max())
+        else {
             return; // acknowledges data never sent, or stale
         };
+        if acked > self.snd_max {
+            self.fin = Fin::Acked;
+            acked = self.snd_max;
+            if self.snd_una == self.snd_max {
+                self.rto_deadline = None;
+            }
+        }
         if let Some(ts) = ack.timestamp {
             if self.ts_recent.is_none_or(|r| ts.value.wrapping_sub(r) as i32 >= 0) {
                 self.ts_recent = Some(ts.value);
@@ -167,10 +264,13 @@ impl TcpSender {
         let window_changed = window != self.rwnd;
         self.rwnd = window;
         let prior_in_flight = self.bytes_in_flight();
+        let prior_sacked = self.board.sacked_bytes();
+        let prior_lost = self.board.lost_bytes();
+        let prior_una = self.snd_una;
         let outstanding = self.snd_max - self.snd_una;
 
         let mut newly_sacked = 0;
-        if self.recovery == Recovery::Sack && ack.sack_len > 0 {
+        if self.uses_sack() && ack.sack_len > 0 {
             let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
             let mut n = 0;
             for b in ack.sack_blocks() {
@@ -180,41 +280,66 @@ impl TcpSender {
                     n += 1;
                 }
             }
-            newly_sacked = self.board.apply_sack(&blocks[..n]);
-            if newly_sacked > 0 {
+            let latest;
+            (newly_sacked, latest) = self.board.apply_sack(&blocks[..n]);
+            if self.rack_enabled() {
+                if let Some(d) = latest {
+                    self.rack.on_delivered(d, now);
+                }
+            } else if newly_sacked > 0 {
                 self.board.mark_lost_by_sack(self.dupthresh, self.mss);
             }
         }
 
         if acked > self.snd_una {
             self.on_new_ack(now, acked, ack.timestamp, prior_in_flight);
-            return;
+        } else if !self.rack_enabled() {
+            // RFC 5681 section 2 (without SACK) or RFC 6675 section 2 (with it).
+            let is_dup = outstanding > 0
+                && ack.is_empty()
+                && !ack.flags.contains(Flags::FIN)
+                && if self.uses_sack() { newly_sacked > 0 } else { !window_changed };
+            if is_dup {
+                self.stats.dupacks += 1;
+                self.dupacks += 1;
+                self.on_dupack(now, outstanding);
+            }
+            if self.uses_sack()
+                && self.state == State::Open
+                && self.board.front_is_lost()
+                && self.may_fast_retransmit(acked)
+                && self.dupacks > 0
+            {
+                self.enter_recovery(now, outstanding);
+            }
         }
+        if self.rack_enabled() {
+            self.rack_on_ack(now, acked);
+            self.rack_detect_loss(now, outstanding);
+            self.arm_probe(now);
+        }
+        if self.recovery == Recovery::Prr && self.in_recovery() {
+            // RFC 6937: DeliveredData is the change in snd.una plus the change in SACKed bytes.
+            let delivered = (self.snd_una - prior_una + self.board.sacked_bytes()).saturating_sub(prior_sacked);
+            let safe = self.snd_una > prior_una && self.board.lost_bytes() <= prior_lost;
+            self.w.cwnd = self.prr.on_ack(delivered, self.bytes_in_flight(), self.w.ssthresh, self.mss, safe);
+        }
+    }
 
-        // RFC 5681 section 2 (without SACK) or RFC 6675 section 2 (with it).
-        let is_dup = outstanding > 0
-            && ack.is_empty()
-            && if self.recovery == Recovery::Sack { newly_sacked > 0 } else { !window_changed };
-        if is_dup {
-            self.stats.dupacks += 1;
-            self.dupacks += 1;
-            self.on_dupack(now, outstanding);
-        }
-        if self.recovery == Recovery::Sack
-            && self.state == State::Open
-            && self.board.front_is_lost()
-            && self.may_fast_retransmit(acked)
-            && self.dupacks > 0
-        {
-            self.enter_recovery(now, outstanding);
-        }
+    /// Whether recovery runs on the SACK scoreboard (RFC 6675, and PRR over it).
+    pub(crate) fn uses_sack(&self) -> bool {
+        matches!(self.recovery, Recovery::Sack | Recovery::Prr)
     }
 
     fn on_new_ack(&mut self, now: Instant, ack: u64, timestamp: Option<Timestamps>, prior_in_flight: u64) {
         let acked = self.board.ack(ack);
+        if let (true, Some(d)) = (self.rack_enabled(), acked.latest) {
+            self.rack.on_delivered(d, now);
+        }
         self.snd_una = ack;
         self.dupacks = 0;
         self.last_timeout_una = None;
+        self.timeouts_in_a_row = 0;
 
         // RFC 7323 section 4.1: with timestamps every ACK of new data is an
         // unambiguous sample; otherwise Karn's rule.
@@ -223,8 +348,9 @@ impl TcpSender {
             _ if acked.retransmitted => None,
             _ => acked.newest_sent.map(|t| now - t),
         };
+        let ca_rtt = if acked.retransmitted { None } else { acked.newest_sent.map(|t| now - t) };
         if let Some(r) = sample {
-            self.rtt.on_sample(r);
+            self.rtt.on_sample(r, self.snd_una, self.snd_max);
             self.cc.on_rtt_sample(now, r);
             self.stats.rtt_samples += 1;
         } else if self.reset_backoff_on_new_ack {
@@ -234,15 +360,21 @@ impl TcpSender {
         let mut restart_timer = true;
         match self.state {
             State::Open => {
-                let ev = AckEvent {
+                let mut ev = AckEvent {
                     now,
                     acked: acked.bytes,
                     rtt: sample,
+                    ca_rtt,
                     srtt: self.rtt.srtt(),
                     snd_una: self.snd_una,
                     snd_max: self.snd_max,
                     prior_in_flight,
                 };
+                if self.w.in_slow_start() {
+                    if let Some(watch) = self.slow_start_watch.as_mut() {
+                        ev.acked /= watch.on_ack(&mut self.w, &ev).max(1);
+                    }
+                }
                 self.cc.on_ack(&mut self.w, &ev);
             }
             State::Recovery { point, partial_seen } => {
@@ -255,14 +387,14 @@ impl TcpSender {
                             restart_timer = !partial_seen;
                             self.on_partial_ack(acked.bytes);
                         }
-                        Recovery::Sack => {}
+                        Recovery::Sack | Recovery::Prr => {}
                     }
                 }
             }
         }
 
         // RFC 6298 section 5.2 and 5.3.
-        if self.snd_una == self.snd_max {
+        if self.snd_una == self.snd_max && self.fin != (Fin::Sent { resend: false }) {
             self.rto_deadline = None;
         } else if restart_timer {
             self.rto_deadline = Some(now + self.rtt.rto());
@@ -270,18 +402,81 @@ impl TcpSender {
     }
 
     pub fn handle_timeout(&mut self, now: Instant) {
+        if self.phase == Phase::SynSent {
+            if self.syn.is_due(now) {
+                if self.syn.expire() {
+                    self.stats.syn_retransmits += 1;
+                } else {
+                    self.phase = Phase::Aborted;
+                }
+            }
+            return;
+        }
+        if self.rack.reordering_deadline.is_some_and(|d| now >= d) {
+            self.rack.reordering_deadline = None;
+            let outstanding = self.snd_max - self.snd_una;
+            self.rack_detect_loss(now, outstanding);
+        }
+        // A probe due no later than the RTO goes first (Linux replaces the RTO timer with it).
+        if let Some(probe) = self.rack.probe_deadline.filter(|&d| now >= d && self.rto_deadline.is_none_or(|r| d <= r))
+        {
+            let _ = probe;
+            self.rack.probe_deadline = None;
+            self.probe_due = true;
+            return;
+        }
         match self.rto_deadline {
             Some(d) if now >= d => {}
             _ => return,
         }
         if self.board.is_empty() {
             self.rto_deadline = None;
+            if let Fin::Sent { .. } = self.fin {
+                // Only the FIN is outstanding: send it again, backing off.
+                self.fin = Fin::Sent { resend: true };
+                self.rtt.on_timeout();
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
             return;
         }
         self.on_rto(now);
     }
 
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        match self.phase {
+            Phase::Established => {}
+            Phase::Closed if self.stream_end > 0 || self.closed => return Some(self.send_syn(now)),
+            Phase::SynSent if self.syn.deadline.is_none() => return Some(self.send_syn(now)),
+            _ => return None,
+        }
+        if std::mem::take(&mut self.ack_due) {
+            let mut ack = self.segment(self.seq_max(), 0, now);
+            ack.data = Data::EMPTY;
+            return Some(ack);
+        }
+        if std::mem::take(&mut self.probe_due) {
+            if let Some(probe) = self.send_probe(now) {
+                return Some(probe);
+            }
+        }
+        let segment = self.poll_data(now);
+        if segment.is_some() {
+            return segment;
+        }
+        self.poll_fin(now)
+    }
+
+    /// One past the last byte offered.
+    pub(crate) fn stream_end(&self) -> u64 {
+        self.stream_end
+    }
+
+    /// The receiver's advertised window, bytes.
+    pub(crate) fn rwnd(&self) -> u64 {
+        self.rwnd
+    }
+
+    fn poll_data(&mut self, now: Instant) -> Option<Segment> {
         if self.force_retransmit {
             self.force_retransmit = false;
             if let Some(i) = self.board.next_pending() {
@@ -308,7 +503,7 @@ impl TcpSender {
         }
         // Rule 3: during SACK recovery, resend what is neither SACKed nor
         // presumed lost but lies below the highest SACKed byte.
-        if self.recovery == Recovery::Sack && matches!(self.state, State::Recovery { .. }) {
+        if self.uses_sack() && matches!(self.state, State::Recovery { .. }) {
             if let Some(i) = self.board.next_rule3() {
                 if self.board.get(i).len as u64 <= room {
                     return Some(self.retransmit(i, now));
@@ -319,14 +514,103 @@ impl TcpSender {
     }
 
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.rto_deadline
+        match self.phase {
+            Phase::SynSent => self.syn.deadline,
+            Phase::Established => {
+                [self.rto_deadline, self.rack.probe_deadline, self.rack.reordering_deadline].into_iter().flatten().min()
+            }
+            _ => None,
+        }
     }
 
-    /// A data segment carrying stream bytes `[offset, offset + len)`.
+    /// The FIN, once a closed stream has been sent whole (RFC 9293 3.6).
+    /// With no handshake the connection never closes, as ns-2's agents.
+    fn poll_fin(&mut self, now: Instant) -> Option<Segment> {
+        if !self.config.handshake || !self.closed || self.snd_max < self.stream_end {
+            return None;
+        }
+        match self.fin {
+            Fin::Unsent => {}
+            Fin::Sent { resend: true } => {}
+            _ => return None,
+        }
+        self.fin = Fin::Sent { resend: false };
+        self.arm_timer(now);
+        let mut fin = self.segment(self.snd_max, 0, now);
+        fin.data = Data::EMPTY;
+        fin.flags = Flags::FIN | Flags::ACK;
+        Some(fin)
+    }
+
+    fn send_syn(&mut self, now: Instant) -> Segment {
+        self.phase = Phase::SynSent;
+        self.syn.sent(now);
+        let mut syn = Segment::new(self.conn.local_port, self.conn.remote_port);
+        syn.seq = self.conn.local_isn;
+        syn.flags = Flags::SYN;
+        syn.window = self.config.window_bytes().min(u16::MAX as u64) as u16;
+        syn.syn_options = handshake::offer(&self.config);
+        if self.config.timestamps {
+            syn.timestamp = Some(Timestamps { value: micros(now), echo: 0 });
+        }
+        syn
+    }
+
+    /// The SYN-ACK arrived: settle the options, take the handshake's RTT
+    /// sample (RFC 6298 2.2, Karn's rule unless timestamps say which SYN
+    /// it answers), and owe the peer our third segment.
+    fn establish(&mut self, now: Instant, syn_ack: &Segment) {
+        if syn_ack.ack != self.conn.local_isn.wrapping_add(1) {
+            return;
+        }
+        let settled = handshake::settle(&self.config, syn_ack);
+        self.peer_next = syn_ack.seq.wrapping_add(1);
+        self.window_scale = settled.peer_window_scale;
+        // RFC 7323 2.2: the window of a SYN is never scaled.
+        self.rwnd = syn_ack.window as u64;
+        self.timestamps = settled.timestamps;
+        if !settled.sack && matches!(self.recovery, Recovery::Sack | Recovery::Prr) {
+            self.recovery = Recovery::NewReno;
+        }
+        if settled.mss != self.mss {
+            self.mss = settled.mss;
+            self.w.mss = settled.mss;
+            self.w.cwnd = self.config.initial_cwnd.max(1) as u64 * settled.mss;
+            if !self.config.slow_start {
+                self.w.ssthresh = self.w.cwnd;
+            } else if self.config.initial_ssthresh > 0 {
+                self.w.ssthresh = self.config.initial_ssthresh as u64 * settled.mss;
+            }
+        }
+        let sample = match syn_ack.timestamp {
+            Some(ts) if settled.timestamps && ts.echo != 0 => {
+                self.ts_recent = Some(ts.value);
+                Some(Duration::from_micros(micros(now).wrapping_sub(ts.echo) as u64))
+            }
+            ts => {
+                self.ts_recent = ts.map(|t| t.value);
+                self.syn.sample(now)
+            }
+        };
+        match sample {
+            Some(r) => {
+                self.rtt.on_sample(r, self.snd_una, self.snd_max);
+                self.cc.on_rtt_sample(now, r);
+                self.stats.rtt_samples += 1;
+            }
+            // RFC 6298 5.7: the SYN was sent again and nothing says which
+            // copy was answered, so data starts with a 3 s RTO at least.
+            None => self.rtt.fall_back(Duration::from_secs(3)),
+        }
+        self.phase = Phase::Established;
+        self.ack_due = true;
+    }
+
+    /// A segment carrying stream bytes `[offset, offset + len)`.
     fn segment(&self, offset: u64, len: u32, now: Instant) -> Segment {
         let mut seg = Segment::new(self.conn.local_port, self.conn.remote_port);
-        seg.seq = self.conn.local_isn.wrapping_add(offset as u32);
-        seg.ack = self.conn.remote_isn;
+        seg.seq = self.seq_base.wrapping_add(offset as u32);
+        seg.ack = self.peer_next;
         seg.flags = Flags::ACK;
         seg.data = Data::Virtual { len, offset };
         if self.timestamps {
@@ -341,23 +625,31 @@ impl TcpSender {
         }
     }
 
-    fn send_new(&mut self, len: u32, now: Instant) -> Segment {
+    pub(crate) fn send_new(&mut self, len: u32, now: Instant) -> Segment {
         let seg = self.segment(self.snd_max, len, now);
         self.board.push(self.snd_max, len, now);
         self.snd_max += len as u64;
+        self.prr.on_send(len as u64);
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         self.arm_timer(now);
         seg
     }
 
-    fn retransmit(&mut self, i: usize, now: Instant) -> Segment {
+    pub(crate) fn retransmit(&mut self, i: usize, now: Instant) -> Segment {
         let s = self.board.on_retransmit(i, now);
+        self.prr.on_send(s.len as u64);
         let seg = self.segment(s.seq, s.len, now);
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += s.len as u64;
         self.stats.retransmits += 1;
         self.stats.bytes_retransmitted += s.len as u64;
+        if i == 0 && self.rack_enabled() && self.in_recovery() {
+            // Linux (`tcp_xmit_retransmit_queue`) restarts the RTO when it
+            // resends the head in recovery, leaving RACK an RTO to find a
+            // lost retransmission before the timer does.
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
         self.arm_timer(now);
         seg
     }
@@ -416,8 +708,25 @@ impl TcpSender {
         matches!(self.state, State::Recovery { .. })
     }
 
+    /// Every byte of a finite stream is acknowledged (and its FIN, with a handshake).
     pub fn is_finished(&self) -> bool {
-        self.stream_end != u64::MAX && self.snd_una >= self.stream_end
+        self.stream_end != u64::MAX
+            && self.snd_una >= self.stream_end
+            && (!self.config.handshake || !self.closed || self.fin == Fin::Acked)
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// The loss recovery in force: the configured one, or NewReno if the peer did not offer SACK.
+    pub fn recovery(&self) -> Recovery {
+        self.recovery
+    }
+
+    /// The MSS in use: the configured one, or less if the peer asked.
+    pub fn mss(&self) -> u64 {
+        self.mss
     }
 
     pub fn stats(&self) -> &SenderStats {
@@ -428,17 +737,30 @@ impl TcpSender {
         &*self.cc
     }
 
+    pub(crate) fn config(&self) -> &TcpConfig {
+        &self.config
+    }
+
     pub(crate) fn on_rto(&mut self, now: Instant) {
         self.stats.timeouts += 1;
+        if self.gives_up_after_timeout() {
+            self.phase = Phase::Aborted;
+            self.rto_deadline = None;
+            return;
+        }
         // RFC 5681 section 3.1: ssthresh is not lowered again when the same
         // segment times out repeatedly.
         if self.last_timeout_una != Some(self.snd_una) {
-            let outstanding = self.snd_max - self.snd_una;
-            self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, outstanding, now);
+            let basis = self.loss_basis(self.snd_max - self.snd_una);
+            self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, basis, now);
             self.last_timeout_una = Some(self.snd_una);
         }
         self.w.cwnd = self.mss;
+        self.rack_on_timeout();
         self.cc.on_timeout(&mut self.w, now);
+        if let Some(watch) = self.slow_start_watch.as_mut() {
+            watch.on_congestion(true);
+        }
         self.rtt.on_timeout();
         self.board.mark_all_lost();
         self.state = State::Open;

@@ -57,7 +57,7 @@ impl Vegas {
     fn reno_increase(&mut self, w: &mut Window, acked: u64) {
         let mut acked = acked;
         if w.in_slow_start() {
-            acked = slow_start(w, acked);
+            acked = slow_start(w, acked, w.mss);
             if acked == 0 {
                 return;
             }
@@ -104,7 +104,7 @@ impl CongestionControl for Vegas {
                         w.cwnd = target.max(1) * w.mss;
                         w.ssthresh = Self::vegas_ssthresh(w);
                     } else if w.in_slow_start() {
-                        slow_start(w, ack.acked);
+                        slow_start(w, ack.acked, w.mss);
                     } else if diff > self.params.beta {
                         w.cwnd = (w.cwnd / w.mss).saturating_sub(1).max(2) * w.mss;
                         w.ssthresh = Self::vegas_ssthresh(w);
@@ -118,7 +118,7 @@ impl CongestionControl for Vegas {
             self.samples = 0;
             self.min_rtt = None;
         } else if w.in_slow_start() {
-            slow_start(w, ack.acked);
+            slow_start(w, ack.acked, w.mss);
         }
     }
 
@@ -137,7 +137,16 @@ mod tests {
     use super::*;
 
     fn ack(snd_una: u64, snd_max: u64) -> AckEvent {
-        AckEvent { now: Instant::ZERO, acked: 1000, rtt: None, srtt: None, snd_una, snd_max, prior_in_flight: 0 }
+        AckEvent {
+            now: Instant::ZERO,
+            acked: 1000,
+            rtt: None,
+            ca_rtt: None,
+            srtt: None,
+            snd_una,
+            snd_max,
+            prior_in_flight: 0,
+        }
     }
 
     fn cycle(v: &mut Vegas, w: &mut Window, rtt_ms: u64, end: u64) {

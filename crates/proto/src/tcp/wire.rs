@@ -2,9 +2,10 @@
 //! the options this TCP uses, and the data.
 //!
 //! Options are laid out as Linux lays them out: timestamps as NOP, NOP,
-//! TS (12 bytes), SACK as NOP, NOP, SACK (4 + 8 per block). A parser also
-//! accepts and skips MSS, window scale, SACK-permitted and any option it
-//! does not know, by its length.
+//! TS (12 bytes), SACK as NOP, NOP, SACK (4 + 8 per block); on a SYN, MSS,
+//! then SACK-permitted and TS together (or NOP, NOP, SACK-permitted), then
+//! NOP and window scale. A parser skips any option it does not know, by its
+//! length.
 
 use crate::data::Data;
 use crate::wire::{checksum, need, u16_at, u32_at, WireError};
@@ -76,7 +77,18 @@ pub struct Segment {
     /// SACK blocks, most recent first; `sack_len` of them are valid.
     pub sack: [SackBlock; MAX_SACK_BLOCKS],
     pub sack_len: u8,
+    /// The options a SYN announces (RFC 9293 3.7.1, RFC 2018, RFC 7323).
+    pub syn_options: SynOptions,
     pub data: Data,
+}
+
+/// What a SYN or SYN-ACK offers: the largest segment its sender takes, the
+/// shift it applies to the windows it advertises, and whether it can SACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SynOptions {
+    pub mss: Option<u16>,
+    pub window_scale: Option<u8>,
+    pub sack_permitted: bool,
 }
 
 impl Segment {
@@ -92,6 +104,7 @@ impl Segment {
             timestamp: None,
             sack: [SackBlock::default(); MAX_SACK_BLOCKS],
             sack_len: 0,
+            syn_options: SynOptions::default(),
             data: Data::EMPTY,
         }
     }
@@ -115,9 +128,12 @@ impl Segment {
     }
 
     fn options_len(&self) -> usize {
-        let mut n = 0;
+        let o = self.syn_options;
+        let mut n = 4 * (o.mss.is_some() as usize + o.window_scale.is_some() as usize);
         if self.timestamp.is_some() {
             n += 12;
+        } else if o.sack_permitted {
+            n += 4;
         }
         if self.sack_len > 0 {
             n += 4 + 8 * self.sack_len as usize;
@@ -160,8 +176,18 @@ impl Segment {
         b[14..16].copy_from_slice(&self.window.to_be_bytes());
         b[16..20].fill(0);
         let mut at = HEADER_LEN;
+        let o = self.syn_options;
+        if let Some(mss) = o.mss {
+            b[at..at + 4].copy_from_slice(&[2, 4, (mss >> 8) as u8, mss as u8]);
+            at += 4;
+        }
+        if o.sack_permitted && self.timestamp.is_none() {
+            b[at..at + 4].copy_from_slice(&[1, 1, 4, 2]);
+            at += 4;
+        }
         if let Some(ts) = self.timestamp {
-            b[at..at + 4].copy_from_slice(&[1, 1, 8, 10]);
+            let lead = if o.sack_permitted { [4, 2] } else { [1, 1] };
+            b[at..at + 4].copy_from_slice(&[lead[0], lead[1], 8, 10]);
             b[at + 4..at + 8].copy_from_slice(&ts.value.to_be_bytes());
             b[at + 8..at + 12].copy_from_slice(&ts.echo.to_be_bytes());
             at += 12;
@@ -174,6 +200,9 @@ impl Segment {
                 b[at + 4..at + 8].copy_from_slice(&block.end.to_be_bytes());
                 at += 8;
             }
+        }
+        if let Some(shift) = o.window_scale {
+            b[at..at + 4].copy_from_slice(&[1, 3, 3, shift]);
         }
         b[header..].copy_from_slice(data);
         let c = checksum::finish(checksum::pseudo_header(src, dst, PROTOCOL, len) + checksum::sum(b));
@@ -245,10 +274,18 @@ fn parse_options(options: &[u8], seg: &mut Segment) -> Result<(), WireError> {
                     }
                 };
                 match kind {
-                    // MSS, window scale and SACK-permitted belong to SYNs: checked and ignored.
-                    2 => expect(len == 4, "4 for MSS")?,
-                    3 => expect(len == 3, "3 for window scale")?,
-                    4 => expect(len == 2, "2 for SACK-permitted")?,
+                    2 => {
+                        expect(len == 4, "4 for MSS")?;
+                        seg.syn_options.mss = Some(u16::from_be_bytes([body[0], body[1]]));
+                    }
+                    3 => {
+                        expect(len == 3, "3 for window scale")?;
+                        seg.syn_options.window_scale = Some(body[0]);
+                    }
+                    4 => {
+                        expect(len == 2, "2 for SACK-permitted")?;
+                        seg.syn_options.sack_permitted = true;
+                    }
                     5 => {
                         expect(
                             (len - 2).is_multiple_of(8) && (1..=MAX_SACK_BLOCKS).contains(&((len - 2) / 8)),
@@ -350,6 +387,25 @@ mod tests {
         s.data = Data::Real(b"some data".to_vec());
         let bytes = emit(&s);
         assert_eq!(bytes[12] >> 4, 13, "20 header, 12 timestamp and 20 SACK bytes: 13 words");
+        assert_eq!(Segment::parse(&bytes, A, B, true).unwrap(), s);
+    }
+
+    #[test]
+    fn syn_options_round_trip_in_the_linux_layout() {
+        let mut s = Segment::new(10_000, 5001);
+        s.flags = Flags::SYN;
+        s.syn_options = SynOptions { mss: Some(1460), window_scale: Some(7), sack_permitted: true };
+        s.timestamp = Some(Timestamps { value: 5, echo: 0 });
+        s.data = Data::Real(vec![]);
+        let bytes = emit(&s);
+        // MSS 4, SACK-permitted + TS 12, NOP + window scale 4: 40 bytes, as Linux's SYN.
+        assert_eq!(bytes.len(), 40);
+        assert_eq!(&bytes[20..26], &[2, 4, 0x05, 0xB4, 4, 2]);
+        assert_eq!(&bytes[36..40], &[1, 3, 3, 7]);
+        assert_eq!(Segment::parse(&bytes, A, B, true).unwrap(), s);
+        s.timestamp = None;
+        let bytes = emit(&s);
+        assert_eq!(bytes.len(), 32, "MSS, NOP NOP SACK-permitted, NOP window scale");
         assert_eq!(Segment::parse(&bytes, A, B, true).unwrap(), s);
     }
 

@@ -45,11 +45,16 @@ pub struct TcpNcParams {
     /// Packets a relay holds for each outgoing link, and the most
     /// combinations it owes a link.
     pub relay_queue: u32,
+    /// A combination that brings a relay nothing new still earns one
+    /// transmission downstream: upstream sends such redundancy when the
+    /// sink is short, and a relay that holds everything must pass the need
+    /// on. Off, a relay recodes only what was innovative to it.
+    pub pass_on_shortfall: bool,
 }
 
 impl Default for TcpNcParams {
     fn default() -> Self {
-        TcpNcParams { redundancy: None, margin: 0.1, field: 8, relay_queue: 50 }
+        TcpNcParams { redundancy: None, margin: 0.1, field: 8, relay_queue: 50, pass_on_shortfall: true }
     }
 }
 

@@ -124,6 +124,9 @@ impl Relay {
         // the sign), and a relay that already holds everything must pass the
         // need on, or the sink's shortfall would never close.
         let r = if innovative { self.redundancy[next.iface] } else { 1.0 };
+        if !innovative && !self.params.pass_on_shortfall {
+            return;
+        }
         // A full relay buffer drops the oldest debt: those packets are
         // the likeliest to be covered by later combinations.
         if buffer.owed.len() >= self.params.relay_queue as usize {

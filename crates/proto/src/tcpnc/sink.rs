@@ -4,7 +4,7 @@ use super::wire::{self, Ack, Combination, Symbol};
 use super::TcpNcParams;
 use crate::node::EndLayer;
 use crate::packet::{FlowKey, Packet, Payload};
-use crate::tcp::{self, Segment, TcpConfig};
+use crate::tcp::{self, Flags, Segment, TcpConfig};
 use crate::time::Instant;
 use ncmesh_codec::rlnc::sliding::SlidingDecoder;
 use ncmesh_codec::rlnc::Received;
@@ -116,7 +116,12 @@ impl NcSink {
 impl EndLayer for NcSink {
     /// The TCP receiver's own ACKs stop here: the sink acknowledges seen
     /// packets itself, which is what keeps TCP's window sliding over losses.
-    fn handle_transmit(&mut self, _now: Instant, _packet: Packet) {}
+    /// Its SYN-ACK and FIN pass, uncoded.
+    fn handle_transmit(&mut self, _now: Instant, packet: Packet) {
+        if matches!(&packet.payload, Payload::Tcp(s) if s.flags.contains(Flags::SYN) || s.flags.contains(Flags::FIN)) {
+            self.to_network.push_back(packet);
+        }
+    }
 
     fn handle_receive(&mut self, _now: Instant, packet: Packet) {
         match &packet.payload {

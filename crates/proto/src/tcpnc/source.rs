@@ -152,6 +152,10 @@ impl EndLayer for NcSource {
         let Payload::Tcp(segment) = &packet.payload else {
             return self.to_network.push_back(packet);
         };
+        if segment.is_empty() {
+            // SYN, the handshake's ACK, FIN: control segments pass uncoded.
+            return self.to_network.push_back(packet);
+        }
         if !segment.is_empty() && self.stream_end.is_none_or(|end| segment.seq == end) {
             let segment = segment.clone();
             self.take_segment(&segment);

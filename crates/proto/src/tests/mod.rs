@@ -197,10 +197,20 @@ impl Pair {
         Pair::with_isns(config, 0, 0, forward, reverse)
     }
 
+    /// A pair whose ends are configured apart, as two hosts are.
+    pub fn with_configs(sender: &TcpConfig, receiver: &TcpConfig, forward: Link, reverse: Link) -> Pair {
+        let mut p = Pair::new(sender, forward, reverse);
+        p.receiver = TcpReceiver::new(receiver, Pair::connection(0, 0).reversed());
+        p
+    }
+
+    fn connection(sender_isn: u32, receiver_isn: u32) -> Connection {
+        Connection { local_port: 10_000, remote_port: 5001, local_isn: sender_isn, remote_isn: receiver_isn }
+    }
+
     /// A pair whose ends start their sequence numbers at `sender_isn` and `receiver_isn`.
     pub fn with_isns(config: &TcpConfig, sender_isn: u32, receiver_isn: u32, forward: Link, reverse: Link) -> Pair {
-        let conn =
-            Connection { local_port: 10_000, remote_port: 5001, local_isn: sender_isn, remote_isn: receiver_isn };
+        let conn = Pair::connection(sender_isn, receiver_isn);
         Pair {
             now: Instant::ZERO,
             sender: TcpSender::new(config, conn),
@@ -231,7 +241,11 @@ impl Pair {
             self.deliveries.push((now, d));
         }
         while let Some(seg) = self.sender.poll_transmit(now) {
-            let seq = offset_of(&seg).expect("the sender sends data");
+            let Some(seq) = offset_of(&seg) else {
+                // A SYN, the handshake's ACK or a FIN.
+                self.forward.send(now, seg);
+                continue;
+            };
             let retransmission = seq < self.high_sent;
             self.high_sent = self.high_sent.max(seq + seg.len() as u64);
             self.sent.push(Sent { at: now, seq, len: seg.len(), retransmission });

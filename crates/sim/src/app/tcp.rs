@@ -39,8 +39,13 @@ impl TcpSource {
 }
 
 impl Endpoint for TcpSource {
+    /// The application writes its data; with a handshake, the SYN leaves
+    /// first and the data once the connection is established.
     fn start(&mut self, _now: Instant) {
         self.sender.push(self.bytes.unwrap_or(u64::MAX));
+        if self.bytes.is_some() {
+            self.sender.finish();
+        }
     }
 
     fn stop(&mut self, _now: Instant) {
@@ -82,7 +87,7 @@ impl Endpoint for TcpSource {
                 segment.data = Data::Real(bytes);
             }
         }
-        record.packets_sent += 1;
+        record.packets_sent += !segment.is_empty() as u64;
         Some(Packet::new(self.flow.src, self.flow.dst, Payload::Tcp(segment)))
     }
 

@@ -6,6 +6,7 @@ use crate::medium::wifi::Channel;
 use crate::routing::Topology;
 use ncmesh_proto::params::{Invalid, KeyPath, Step};
 use ncmesh_proto::scheme::{ParsedParams, Registry};
+use ncmesh_proto::tcp::{Profile, TcpConfig};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use toml::de::{DeTable, DeValue};
@@ -184,9 +185,10 @@ fn apply_override(doc: &mut Value, key: &str, raw: &str) -> Result<(), ScenarioE
     Ok(())
 }
 
-/// Expands link classes into links and the shared `[tcp]` table into each
-/// flow's, so that the typed document is complete and `--set` on a class or
-/// on `tcp` reaches every user of it.
+/// Expands link classes into links, the shared `[tcp]` table into each
+/// flow's, and each `tcp` table's `profile` into that stack's defaults
+/// under its own keys, so that the typed document is complete and `--set`
+/// on a class or on `tcp` reaches every user of it.
 fn resolve(doc: &mut Value) -> Result<(), Invalid> {
     let root = KeyPath::default();
     let Value::Table(top) = doc else { unreachable!("documents are tables") };
@@ -219,6 +221,27 @@ fn resolve(doc: &mut Value) -> Result<(), Invalid> {
             flow.insert("tcp".into(), merged(tcp.clone(), own));
         }
     }
+    if let Some(tcp) = top.get_mut("tcp") {
+        expand_profile(tcp, &root.key("tcp"))?;
+    }
+    if let Some(Value::Array(flows)) = top.get_mut("flows") {
+        for (i, flow) in flows.iter_mut().enumerate() {
+            if let Some(tcp) = flow.as_table_mut().and_then(|f| f.get_mut("tcp")) {
+                expand_profile(tcp, &root.key("flows").index(i).key("tcp"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Lays a `tcp` table over the defaults of the stack its `profile` names.
+fn expand_profile(tcp: &mut Value, at: &KeyPath) -> Result<(), Invalid> {
+    let Some(name) = tcp.as_table().and_then(|t| t.get("profile")) else { return Ok(()) };
+    let profile: Profile = name.clone().try_into().map_err(|_| {
+        Invalid::new(at.key("profile"), format!("expected \"ns2\", \"ns3\" or \"linux\", found {name}"))
+    })?;
+    let defaults = Value::try_from(TcpConfig::profile(profile)).expect("a TCP configuration serialises");
+    *tcp = merged(defaults, std::mem::replace(tcp, Value::Table(Table::new())));
     Ok(())
 }
 

@@ -66,6 +66,40 @@ pub struct ScenarioSpec {
     pub payloads: Payloads,
     #[serde(default)]
     pub probes: ProbeSpec,
+    /// What `ncmesh emulate` runs in the nodes' network namespaces.
+    #[serde(default)]
+    pub emulate: EmulateSpec,
+}
+
+/// `ncmesh emulate`'s settings: the TUN devices' MTU and the commands to
+/// run in nodes' namespaces. The simulator ignores them.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmulateSpec {
+    /// The MTU of every link's TUN devices, bytes: 1052 makes kernel TCP
+    /// with timestamps send 1000-byte segments, as an `mss = 1000` run does.
+    pub mtu: u32,
+    pub commands: Vec<CommandSpec>,
+}
+
+impl Default for EmulateSpec {
+    fn default() -> Self {
+        EmulateSpec { mtu: 1500, commands: Vec::new() }
+    }
+}
+
+/// A command run in one node's namespace through `sh -c`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommandSpec {
+    pub node: NodeId,
+    pub run: String,
+    /// When it starts, after the links are up.
+    #[serde(default)]
+    pub start: Seconds,
+    /// A server: the emulation does not wait for it, and ends it at the close.
+    #[serde(default)]
+    pub background: bool,
 }
 
 /// What routing sees of a scenario: its nodes; its links, then every pair

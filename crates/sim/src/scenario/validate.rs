@@ -258,6 +258,17 @@ pub(crate) fn validate(
             format!("expected a positive interval giving at most 10 million samples over the run, found {samples}"),
         )?;
     }
+    let emulate = root.key("emulate");
+    if !(576..=65_535).contains(&spec.emulate.mtu) {
+        fail(emulate.key("mtu"), format!("expected an MTU of 576 to 65535 bytes, found {}", spec.emulate.mtu))?;
+    }
+    for (j, command) in spec.emulate.commands.iter().enumerate() {
+        let at = emulate.key("commands").index(j);
+        node(at.key("node"), command.node)?;
+        if command.run.trim().is_empty() {
+            fail(at.key("run"), "expected a command".to_string())?;
+        }
+    }
     if let super::QueueProbe::Links(links) = &spec.probes.queues {
         for (j, [a, b]) in links.iter().enumerate() {
             if !pairs.contains(&(*a.min(b), *a.max(b))) {

@@ -1,0 +1,101 @@
+//! `ncmesh emulate` on this machine: namespaces joined by the scenario's
+//! links, with kernel traffic through them. Skips, saying why, where
+//! namespaces and TUN devices cannot be made (not root, no /dev/net/tun).
+
+use ncmesh_emu::{emulate, unavailable};
+use ncmesh_proto::Duration;
+use ncmesh_sim::scenario::{CommandSpec, Scenario, Seconds, Source};
+
+fn scenario(text: &str) -> Scenario {
+    Scenario::load(Source::Toml { text, origin: "<test>" }, &[]).unwrap()
+}
+
+fn command(node: u32, run: &str, background: bool) -> CommandSpec {
+    CommandSpec { node, run: run.into(), start: Seconds(Duration::ZERO), background }
+}
+
+/// Whether the machine can emulate and has `program`; says why not.
+fn available(program: &str) -> bool {
+    let why = unavailable().or_else(|| {
+        let found = std::process::Command::new("sh").args(["-c", &format!("command -v {program}")]).output();
+        (!found.is_ok_and(|o| o.status.success())).then(|| format!("{program} is not installed"))
+    });
+    match why {
+        Some(why) => {
+            eprintln!("skipped: {why}");
+            false
+        }
+        None => true,
+    }
+}
+
+/// Three nodes in a chain: 10 Mbit/s, 20 ms hops, no loss.
+const CHAIN: &str = r#"
+duration = 30
+nodes = [1, 2, 3]
+[link_class.hop]
+capacity = "10Mbps"
+delay = "20ms"
+queue = 50
+[[links]]
+between = [1, 2]
+class = "hop"
+[[links]]
+between = [2, 3]
+class = "hop"
+"#;
+
+#[test]
+fn ping_crosses_the_chain_in_its_delay() {
+    if !available("ping") {
+        return;
+    }
+    let r = emulate(&scenario(CHAIN), &[command(1, "ping -c 5 -i 0.2 -s 56 10.0.0.3", false)]).unwrap();
+    let ping = &r.commands[0];
+    assert_eq!(ping.status, Some(0), "{}{}", ping.stdout, ping.stderr);
+    // Four one-way hops of 20 ms, and 84 bytes at 10 Mbit/s on each.
+    let rtts: Vec<f64> = ping
+        .stdout
+        .lines()
+        .filter_map(|l| l.split("time=").nth(1))
+        .map(|t| t.trim_end_matches(" ms").parse().unwrap())
+        .collect();
+    assert_eq!(rtts.len(), 5, "{}", ping.stdout);
+    for rtt in rtts {
+        assert!((80.2..95.0).contains(&rtt), "rtt {rtt} ms");
+    }
+    assert!(r.links.iter().all(|l| l.lost == 0 && l.dropped == 0));
+    assert_eq!(r.nodes[2].address, "10.0.0.3");
+}
+
+#[test]
+fn iperf3_gets_the_link_rate() {
+    if !available("iperf3") {
+        return;
+    }
+    let text = CHAIN.replace("10Mbps", "2Mbps");
+    let r = emulate(
+        &scenario(&text),
+        &[
+            command(3, "iperf3 -s -1 -p 5201", true),
+            CommandSpec {
+                start: Seconds(Duration::from_millis(500)),
+                ..command(1, "iperf3 -c 10.0.0.3 -p 5201 -t 8 -J", false)
+            },
+        ],
+    )
+    .unwrap();
+    let client = r.commands.iter().find(|c| c.run.contains("-c")).unwrap();
+    assert_eq!(client.status, Some(0), "{}{}", client.stdout, client.stderr);
+    let bps: f64 = client
+        .stdout
+        .split("\"sum_received\"")
+        .nth(1)
+        .and_then(|s| s.split("\"bits_per_second\":").nth(1))
+        .and_then(|s| s.split([',', '}']).next())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no receiver rate in {}", client.stdout));
+    // 1448 of 1500 bytes are payload; slow start costs a little of 8 s.
+    assert!(bps > 0.8 * 2e6 * 1448.0 / 1500.0 && bps < 2e6, "{bps} bit/s");
+    assert!(r.timing.samples > 1000);
+}

@@ -1,0 +1,102 @@
+//! RACK-TLP (RFC 8985) as the sender runs it: loss detection by time
+//! rather than by counting duplicate ACKs, and a tail loss probe that turns
+//! a lost tail into a fast recovery instead of a timeout. RACK needs SACK;
+//! with it, duplicate-ACK counting and RFC 6675's `IsLost` are off, as in
+//! Linux (`tcp_recovery = 1`, `tcp_early_retrans = 3`). The state is `rack.rs`.
+
+use super::sender::{State, TcpSender};
+use super::wire::Segment;
+use crate::time::{Duration, Instant};
+
+/// RFC 8985 7.2's WCDelAckT, the longest a receiver may delay an ACK: what
+/// a probe waits beyond 2 SRTT when one segment is in flight (Linux adds
+/// `TCP_RTO_MIN`, the same 200 ms).
+const WORST_CASE_DELAYED_ACK: Duration = Duration::from_millis(200);
+
+impl TcpSender {
+    pub(crate) fn rack_enabled(&self) -> bool {
+        self.config().rack && self.uses_sack()
+    }
+
+    /// RFC 8985 6.2 step 5 after an ACK (or when the reordering timer
+    /// fires): marks what time says is lost, starts recovery if it found a
+    /// loss, and arms the reordering timer for what it cannot decide yet.
+    pub(crate) fn rack_detect_loss(&mut self, now: Instant, outstanding: u64) {
+        let Some(latest) = self.rack.latest else { return };
+        let sacked_enough = self.board.sacked_bytes() >= self.dupthresh as u64 * self.mss;
+        let reo_wnd = self.rack.reordering_window(self.in_recovery(), sacked_enough, self.rtt.srtt());
+        let lost_before = self.board.lost_bytes();
+        let pending = self.board.mark_lost_sent_before(latest.sent, latest.end, now, self.rack.rtt + reo_wnd);
+        self.rack.reordering_deadline = pending.map(|left| now + left);
+        if self.board.lost_bytes() > lost_before && self.state == State::Open && self.may_fast_retransmit(self.snd_una)
+        {
+            self.enter_recovery(now, outstanding);
+        }
+    }
+
+    /// RFC 8985 7.2: arms the probe timeout while data is outstanding, no
+    /// recovery is under way and no probe is in flight: 2 SRTT, plus the
+    /// worst delayed ACK when one segment is out, never after the RTO.
+    pub(crate) fn arm_probe(&mut self, now: Instant) {
+        self.rack.probe_deadline = None;
+        if !self.rack_enabled()
+            || self.state != State::Open
+            || self.rack.probe.is_some()
+            || self.snd_max == self.snd_una
+        {
+            return;
+        }
+        let Some(srtt) = self.rtt.srtt() else { return };
+        let mut pto = srtt.saturating_mul(2);
+        if self.snd_max - self.snd_una <= self.mss {
+            pto = pto + WORST_CASE_DELAYED_ACK;
+        }
+        let at = now + pto;
+        self.rack.probe_deadline = Some(self.rto_deadline.map_or(at, |rto| at.min(rto)));
+    }
+
+    /// RFC 8985 7.3: the probe timer fired. Sends a new segment if one may
+    /// go (whatever cwnd says), else the last segment again, then leaves
+    /// the RTO to guard the probe.
+    pub(crate) fn send_probe(&mut self, now: Instant) -> Option<Segment> {
+        self.rack.probe_deadline = None;
+        let new = self.mss.min(self.stream_end() - self.snd_max);
+        let segment = if new > 0 && self.snd_max + new <= self.snd_una + self.rwnd() {
+            self.send_new(new as u32, now)
+        } else {
+            let last = self.board.last_index()?;
+            let seg = self.retransmit(last, now);
+            self.rack.probe = Some((self.snd_max, true));
+            self.rto_deadline = Some(now + self.rtt.rto());
+            return Some(seg);
+        };
+        self.rack.probe = Some((self.snd_max, false));
+        self.rto_deadline = Some(now + self.rtt.rto());
+        Some(segment)
+    }
+
+    /// RFC 8985 7.4: an ACK at or past the probe ends its episode. A
+    /// retransmitted probe that is acknowledged repaired a loss (this TCP
+    /// has no D-SACK to say the original arrived), so the window is reduced
+    /// as a fast recovery would have.
+    pub(crate) fn rack_on_ack(&mut self, now: Instant, ack: u64) {
+        if let Some((end, retransmitted)) = self.rack.probe {
+            if ack >= end {
+                self.rack.probe = None;
+                if retransmitted && self.state == State::Open {
+                    let basis = self.loss_basis(self.snd_max - self.snd_una);
+                    self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, basis, now);
+                    self.w.cwnd = self.w.ssthresh;
+                    self.cc.on_recovery_exit(&mut self.w, now);
+                }
+            }
+        }
+    }
+
+    /// A timeout ends any probe episode (RFC 8985 7.4).
+    pub(crate) fn rack_on_timeout(&mut self) {
+        self.rack.probe = None;
+        self.rack.probe_deadline = None;
+        self.rack.reordering_deadline = None;
+    }
+}

@@ -1,0 +1,107 @@
+//! RACK-TLP (RFC 8985): a segment is lost once a segment sent after it has
+//! been delivered and an RTT plus the reordering window has passed since it
+//! was sent; a lost retransmission is found the same way (with the RTO
+//! restarted when the head is resent, as Linux does); a lost tail is probed
+//! after two SRTTs instead of waiting for the RTO.
+
+use ncmesh_proto::tcp::{Delivered, Rack, Recovery, TcpConfig, Variant};
+use ncmesh_proto::testing::{drop_first_transmission, offset_of, DropFn, Link, Pair};
+use ncmesh_proto::time::{Duration, Instant};
+
+const MSS: u64 = 1000;
+
+fn config(rack: bool) -> TcpConfig {
+    TcpConfig {
+        variant: Variant::Sack,
+        recovery: Some(Recovery::Prr),
+        rack,
+        initial_cwnd: 10,
+        rcv_window: 200,
+        ..TcpConfig::default()
+    }
+}
+
+fn pair(rack: bool, drop: DropFn) -> Pair {
+    let fwd = Link::new(Duration::from_millis(50)).with_rate(10_000_000).with_drop(drop);
+    Pair::new(&config(rack), fwd, Link::new(Duration::from_millis(50)))
+}
+
+#[test]
+fn the_reordering_window_is_zero_until_reordering_is_seen() {
+    let ms = Duration::from_millis;
+    let t = |x| Instant::ZERO + ms(x);
+    let mut rack = Rack::default();
+    rack.on_delivered(Delivered { sent: t(0), end: 2000, retransmitted: false }, t(100));
+    // RFC 8985 6.2 step 4: in recovery, or with dupthresh segments SACKed, and no reordering seen: 0.
+    assert_eq!(rack.reordering_window(true, false, Some(ms(100))), Duration::ZERO);
+    assert_eq!(rack.reordering_window(false, true, Some(ms(100))), Duration::ZERO);
+    // Otherwise a quarter of the least RTT.
+    assert_eq!(rack.reordering_window(false, false, Some(ms(100))), ms(25));
+    // A segment below one already delivered arrives: reordering seen, and the
+    // window stays min_rtt / 4, at most SRTT, even in recovery.
+    rack.on_delivered(Delivered { sent: t(1), end: 1000, retransmitted: false }, t(120));
+    assert_eq!(rack.reordering_window(true, true, Some(ms(100))), ms(25));
+    assert_eq!(rack.reordering_window(true, true, Some(ms(10))), ms(10));
+}
+
+#[test]
+fn a_loss_with_too_few_duplicates_is_repaired_without_a_timeout() {
+    // Four segments, the second lost: two SACKs follow, too few for
+    // dupthresh or RFC 6675's IsLost, so plain SACK recovery waits for the RTO.
+    let run = |rack| {
+        let mut p = pair(rack, drop_first_transmission([MSS]));
+        p.push(4 * MSS);
+        assert!(p.run_to_finish(Instant::from_secs_f64(30.0)));
+        let s = p.sender.stats().clone();
+        (s.timeouts, s.retransmits, p.deliveries.last().unwrap().0)
+    };
+    let (timeouts, retransmits, rack_done) = run(true);
+    assert_eq!((timeouts, retransmits), (0, 1));
+    let (timeouts, _, plain_done) = run(false);
+    assert_eq!(timeouts, 1);
+    assert!(rack_done < plain_done);
+}
+
+#[test]
+fn a_lost_retransmission_is_found_by_time() {
+    // Segment 30 is lost twice: SACK recovery resends it once and then
+    // can only wait for the RTO; RACK sees later-sent segments delivered.
+    let lose_twice = || {
+        let mut n = 0;
+        let drop: DropFn = Box::new(move |_, s| {
+            let hit = offset_of(s) == Some(30 * MSS) && n < 2;
+            n += hit as u32;
+            hit
+        });
+        drop
+    };
+    let mut p = pair(true, lose_twice());
+    p.push(300 * MSS);
+    assert!(p.run_to_finish(Instant::from_secs_f64(60.0)));
+    assert_eq!(p.sender.stats().timeouts, 0);
+    assert_eq!(p.transmissions_of(30 * MSS).len(), 3);
+    let mut p = pair(false, lose_twice());
+    p.push(300 * MSS);
+    assert!(p.run_to_finish(Instant::from_secs_f64(60.0)));
+    assert_eq!(p.sender.stats().timeouts, 1);
+}
+
+#[test]
+fn a_lost_tail_is_probed_after_two_srtts() {
+    // The last segment of a transfer is lost: nothing follows it to SACK.
+    let mut p = pair(true, drop_first_transmission([19 * MSS]));
+    p.push(20 * MSS);
+    assert!(p.run_to_finish(Instant::from_secs_f64(30.0)));
+    let s = p.sender.stats();
+    assert_eq!((s.timeouts, s.retransmits), (0, 1), "{s:?}");
+    let sends = p.transmissions_of(19 * MSS);
+    let gap = sends[1] - sends[0];
+    // 2 SRTT of about 100 ms after the last ACK, which came an RTT after the send.
+    let srtt = p.sender.srtt().unwrap();
+    assert!(gap > srtt.saturating_mul(2) && gap < srtt.saturating_mul(4), "probe {gap} after the send, SRTT {srtt}");
+    // Without TLP, the RTO (at least 200 ms past the last ACK) resends it.
+    let mut p = pair(false, drop_first_transmission([19 * MSS]));
+    p.push(20 * MSS);
+    assert!(p.run_to_finish(Instant::from_secs_f64(30.0)));
+    assert_eq!(p.sender.stats().timeouts, 1);
+}
