@@ -4,7 +4,7 @@
 //! restarted when the head is resent, as Linux does); a lost tail is probed
 //! after two SRTTs instead of waiting for the RTO.
 
-use ncmesh_proto::tcp::{Delivered, Rack, Recovery, TcpConfig, Variant};
+use ncmesh_proto::tcp::{Delivered, Rack, Recovery, TcpConfig, TxRate, Variant};
 use ncmesh_proto::testing::{drop_first_transmission, offset_of, DropFn, Link, Pair};
 use ncmesh_proto::time::{Duration, Instant};
 
@@ -31,7 +31,7 @@ fn the_reordering_window_is_zero_until_reordering_is_seen() {
     let ms = Duration::from_millis;
     let t = |x| Instant::ZERO + ms(x);
     let mut rack = Rack::default();
-    rack.on_delivered(Delivered { sent: t(0), end: 2000, retransmitted: false }, t(100));
+    rack.on_delivered(Delivered { sent: t(0), end: 2000, retransmitted: false, tx: TxRate::default() }, t(100));
     // RFC 8985 6.2 step 4: in recovery, or with dupthresh segments SACKed, and no reordering seen: 0.
     assert_eq!(rack.reordering_window(true, false, Some(ms(100))), Duration::ZERO);
     assert_eq!(rack.reordering_window(false, true, Some(ms(100))), Duration::ZERO);
@@ -39,7 +39,7 @@ fn the_reordering_window_is_zero_until_reordering_is_seen() {
     assert_eq!(rack.reordering_window(false, false, Some(ms(100))), ms(25));
     // A segment below one already delivered arrives: reordering seen, and the
     // window stays min_rtt / 4, at most SRTT, even in recovery.
-    rack.on_delivered(Delivered { sent: t(1), end: 1000, retransmitted: false }, t(120));
+    rack.on_delivered(Delivered { sent: t(1), end: 1000, retransmitted: false, tx: TxRate::default() }, t(120));
     assert_eq!(rack.reordering_window(true, true, Some(ms(100))), ms(25));
     assert_eq!(rack.reordering_window(true, true, Some(ms(10))), ms(10));
 }

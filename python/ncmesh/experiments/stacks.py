@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +42,12 @@ BOUND = 0.15
 NS3_TCP = {"ns3::TcpSocket::SegmentSize": "1000"}
 
 
-def ncmesh_goodput(loss: float, flows: int, seed: int, duration_s: float = DURATION_S, **overrides: Any) -> float:
-    """Total goodput (bit/s) of ``flows`` ncmesh flows over the chain."""
+def ncmesh_goodput(
+    loss: float, flows: int, seed: int, duration_s: float = DURATION_S, scenario_name: str = "lossy-chain", **overrides: Any
+) -> float:
+    """Total goodput (bit/s) of ``flows`` ncmesh flows over the chain (or the scenario named)."""
     r = run(
-        scenario("lossy-chain"),
+        scenario(scenario_name),
         seed=seed,
         duration=duration_s,
         link_class__hop__loss=loss,
@@ -121,29 +125,95 @@ LINUX_CONTROLS = ("reno", "cubic")
 LINUX_MTU = 1052
 
 
-def kernel_goodput(control: str, loss: float, flows: int, seed: int, duration_s: float) -> dict[str, Any]:
-    """Kernel TCP (iperf3, ``control``) over the chain in ``ncmesh emulate``; the report with ``goodput_bps``."""
+@dataclass(frozen=True)
+class Path_:
+    """A path the stacks are compared on: its scenario, its last node (the
+    iperf3 server) and the TUN MTU and ncmesh MSS that give both sides the
+    same segments."""
+
+    scenario: str
+    server: int
+    mtu: int
+    mss: int
+
+
+#: The chain of the fidelity tables: 1000-byte segments beside timestamps.
+CHAIN = Path_("lossy-chain", 6, LINUX_MTU, 1000)
+#: One 20 Mbit/s link at the Ethernet MTU: 1448-byte segments.
+LINK = Path_("bbr-link", 2, 1500, 1448)
+PATHS = {"chain": CHAIN, "link": LINK}
+
+#: ``ss -tin`` in the sender's namespace every 0.1 s, for cwnd and pacing-rate traces.
+SS_LOOP = "sh -c 'while sleep 0.1; do echo T $(date +%s.%N); ss -tin dst {dst}; done'"
+
+
+def kernel_goodput(
+    control: str,
+    loss: float,
+    flows: int,
+    seed: int,
+    duration_s: float,
+    path: Path_ = CHAIN,
+    trace: bool = False,
+) -> dict[str, Any]:
+    """Kernel TCP (iperf3, ``control``) over ``path`` in ``ncmesh emulate``;
+    the report with ``goodput_bps``, and with ``trace`` the sender's ``ss
+    -tin`` samples as ``ss``: ``(seconds since the client started, cwnd in
+    segments, pacing rate in bit/s)``."""
     from ..emulate import emulate
 
-    client = f"iperf3 -c 10.0.0.6 -p 5201 -t {duration_s:g} -P {flows} -C {control} -J"
+    dst = f"10.0.0.{path.server}"
+    client = f"iperf3 -c {dst} -p 5201 -t {duration_s:g} -P {flows} -C {control} -J"
+    commands = [(path.server, "iperf3 -s -1 -p 5201", 0.0, True), (1, client, 0.5, False)]
+    if trace:
+        commands.append((1, SS_LOOP.format(dst=dst), 0.5, True))
     report = emulate(
-        scenario("lossy-chain"),
+        scenario(path.scenario),
         seed=seed,
         overrides={
             "link_class.hop.loss": loss,
-            "emulate.mtu": LINUX_MTU,
+            "emulate.mtu": path.mtu,
             # The emulation ends with the client; this only bounds a hung one.
             "duration": duration_s + 60,
         },
-        commands=[(6, "iperf3 -s -1 -p 5201", 0.0, True), (1, client, 0.5, False)],
+        commands=commands,
     )
-    run_ = next(c for c in report["commands"] if "-c" in c["run"])
+    run_ = next(c for c in report["commands"] if "iperf3 -c" in c["run"])
     if run_["status"] != 0:
         raise RuntimeError(f"iperf3 failed: {run_['stdout'][-500:]}{run_['stderr'][-500:]}")
     result = json.loads(run_["stdout"])
     report["goodput_bps"] = float(result["end"]["sum_received"]["bits_per_second"])
     report["retransmits"] = int(result["end"]["sum_sent"].get("retransmits", 0))
+    if trace:
+        ss = next(c for c in report["commands"] if c["run"].startswith("sh -c"))
+        report["ss"] = parse_ss(ss["stdout"])
     return report
+
+
+def parse_ss(text: str) -> list[tuple[float, int, float]]:
+    """``(time, cwnd, pacing_rate bit/s)`` of the connection that has
+    acknowledged the most bytes (iperf3's data, not its control connection)
+    in each ``ss -tin`` sample of :data:`SS_LOOP`, time from the first sample."""
+    scale = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+    out: list[tuple[float, int, float]] = []
+    start: float | None = None
+    for sample in text.split("T ")[1:]:
+        stamp, _, body = sample.partition("\n")
+        t = float(stamp.strip())
+        start = t if start is None else start
+        best: tuple[int, int, float] | None = None
+        for line in body.splitlines():
+            cwnd = re.search(r"\bcwnd:(\d+)", line)
+            acked = re.search(r"\bbytes_acked:(\d+)", line)
+            if cwnd is None or acked is None:
+                continue
+            pacing = re.search(r"pacing_rate (\d+(?:\.\d+)?)([KMG]?)bps", line)
+            rate = float(pacing.group(1)) * scale[pacing.group(2)] if pacing else float("nan")
+            if best is None or int(acked.group(1)) > best[0]:
+                best = (int(acked.group(1)), int(cwnd.group(1)), rate)
+        if best is not None:
+            out.append((round(t - start, 3), best[1], best[2]))
+    return out
 
 
 def against_linux(
@@ -190,6 +260,95 @@ def against_linux(
     return table, pd.DataFrame(timing)
 
 
+#: What the BBR comparison sweeps, on both paths.
+BBR_LOSSES = (0.0, 0.01, 0.05, 0.1)
+
+
+def _kernel_runs(points: list[Any], job: Any, parallel: int, kernel_runs: Path | None) -> list[dict[str, Any]]:
+    """The kernel's runs of ``points`` through ``job``, ``parallel`` at once;
+    read from ``kernel_runs`` if that file exists, else written to it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if kernel_runs is not None and kernel_runs.exists():
+        kept: list[dict[str, Any]] = json.loads(kernel_runs.read_text())
+        return kept
+    with ThreadPoolExecutor(parallel) as pool:
+        kernel = list(pool.map(job, points))
+    if kernel_runs is not None:
+        write_text_atomically(kernel_runs, json.dumps(kernel))
+    return kernel
+
+
+def ncmesh_bbr(path: Path_, loss: float, flows: int, seed: int, duration_s: float, **overrides: Any) -> Any:
+    """ncmesh's ``profile = "linux"`` BBR over ``path``: the run's result."""
+    return run(
+        scenario(path.scenario),
+        seed=seed,
+        duration=duration_s,
+        link_class__hop__loss=loss,
+        flows__0__count=flows,
+        tcp__profile="linux",
+        tcp__variant="bbr",
+        tcp__mss=path.mss,
+        tcp__rcv_window=4096,
+        **overrides,
+    )
+
+
+def against_bbr(
+    paths: Sequence[str] = tuple(PATHS),
+    losses: Sequence[float] = BBR_LOSSES,
+    flows: Sequence[int] = FLOWS,
+    seeds: Sequence[int] = (1,),
+    duration_s: float = 60.0,
+    parallel: int = 2,
+    kernel_runs: Path | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Mean total goodput of ncmesh's BBR and of kernel BBR (``iperf3 -C
+    bbr``), per path, loss and flow count; and the emulations' timing errors."""
+    points = [(name, p, n, s) for name in paths for n in flows for p in losses for s in seeds]
+    kernel = _kernel_runs(
+        points,
+        lambda pt: kernel_goodput("bbr", pt[1], pt[2], pt[3], duration_s, PATHS[pt[0]]),
+        parallel,
+        kernel_runs,
+    )
+    rows, timing = [], []
+    for (name, p, n, s), report in zip(points, kernel, strict=True):
+        ours = float(ncmesh_bbr(PATHS[name], p, n, s, duration_s).flows.goodput_bps.sum())
+        rows.append({"path": name, "flows": n, "loss": p, "seed": s, "ncmesh_bps": ours, "linux_bps": report["goodput_bps"]})
+        timing.append({**report["timing"], "load": report["load_before"].split()[0]})
+    table = (
+        pd.DataFrame(rows)
+        .groupby(["path", "flows", "loss"], as_index=False)
+        .agg(ncmesh_bps=("ncmesh_bps", "mean"), linux_bps=("linux_bps", "mean"))
+    )
+    table["ratio"] = table.ncmesh_bps / table.linux_bps
+    table["holds"] = (table.ratio - 1).abs() <= BOUND
+    return table, pd.DataFrame(timing)
+
+
+def bbr_traces(
+    path: Path_, loss: float, seed: int = 1, duration_s: float = 60.0, kernel_run: Path | None = None
+) -> dict[str, Any]:
+    """One BBR flow's cwnd (segments) and pacing rate (bit/s) over time on
+    both sides: the kernel's from ``ss -tin``, ncmesh's from its probes."""
+    (kernel,) = _kernel_runs(
+        [(loss, seed)], lambda pt: kernel_goodput("bbr", pt[0], 1, pt[1], duration_s, path, trace=True), 1, kernel_run
+    )
+    r = ncmesh_bbr(path, loss, 1, seed, duration_s, probes__interval=0.1, probes__cwnd=True)
+    ours = r.cwnd.merge(r.pacing, on=["time_s", "flow"])
+    return {
+        "kernel": kernel["ss"],
+        "kernel_bps": kernel["goodput_bps"],
+        "ncmesh": [
+            (float(t), int(c // path.mss), float(b))
+            for t, c, b in zip(ours.time_s, ours.cwnd_bytes, ours.pacing_bps, strict=True)
+        ],
+        "ncmesh_bps": float(r.flows.goodput_bps.sum()),
+    }
+
+
 def traces(loss: float, seed: int = 1, duration_s: float = DURATION_S) -> dict[str, Any]:
     """One flow's cwnd, RTO and retransmission times on both sides at ``loss``."""
     (report,) = _ns3_jobs([{"duration": duration_s, "loss": loss, "flows": 1, "seed": seed, "trace": True}])
@@ -199,7 +358,8 @@ def traces(loss: float, seed: int = 1, duration_s: float = DURATION_S) -> dict[s
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ncmesh.experiments.stacks", description=__doc__.split("\n")[0])
-    parser.add_argument("against", choices=["ns3", "linux", "ns3-worker"])
+    parser.add_argument("against", choices=["ns3", "linux", "bbr", "ns3-worker"])
+    parser.add_argument("--path", choices=list(PATHS), default="link", help="the path of a BBR trace (bbr --trace)")
     parser.add_argument("--duration", type=float, default=DURATION_S, help="simulated seconds per run")
     parser.add_argument("--seeds", type=int, default=len(SEEDS), help="seeds 1..N per point")
     parser.add_argument("--trace", type=float, default=None, metavar="P", help="print one flow's traces at loss P")
@@ -211,6 +371,20 @@ def main(argv: list[str] | None = None) -> None:
     if args.against == "ns3-worker":
         return _ns3_worker()
     pd.set_option("display.width", 200)
+    if args.against == "bbr":
+        if args.trace is not None:
+            t = bbr_traces(PATHS[args.path], args.trace, duration_s=args.duration, kernel_run=args.kernel_runs)
+            print(f"kernel {t['kernel_bps']:.4g} bit/s, ncmesh {t['ncmesh_bps']:.4g} bit/s")
+            print("time_s, cwnd (segments), pacing (bit/s)")
+            for side in ("kernel", "ncmesh"):
+                print(side + " " + " ".join(f"{t_:.1f}:{c}:{b:.3g}" for t_, c, b in t[side]))
+            return None
+        table, timing = against_bbr(
+            seeds=range(1, args.seeds + 1), duration_s=args.duration, parallel=args.parallel, kernel_runs=args.kernel_runs
+        )
+        print(table.to_markdown(index=False, floatfmt=".4g"))
+        print(timing.describe().to_markdown(floatfmt=".4g"))
+        return None
     if args.trace is not None:
         t = traces(args.trace, duration_s=args.duration)
         ns3 = t["ns3"]

@@ -21,6 +21,9 @@ pub enum Variant {
     Vegas,
     /// CUBIC (RFC 9438) with SACK recovery when SACK is on, NewReno otherwise.
     Cubic,
+    /// BBR version 1 as Linux's `tcp_bbr.c` runs it, with pacing, and SACK
+    /// recovery when SACK is on, NewReno otherwise.
+    Bbr,
 }
 
 /// The loss recovery a sender runs once it detects a loss.
@@ -129,6 +132,7 @@ pub enum Control {
     Reno,
     Vegas,
     Cubic,
+    Bbr,
 }
 
 impl Variant {
@@ -137,6 +141,7 @@ impl Variant {
             Variant::Reno | Variant::NewReno | Variant::Sack => Control::Reno,
             Variant::Vegas => Control::Vegas,
             Variant::Cubic => Control::Cubic,
+            Variant::Bbr => Control::Bbr,
         }
     }
 
@@ -145,8 +150,8 @@ impl Variant {
         match self {
             Variant::Reno => Recovery::Reno,
             Variant::NewReno | Variant::Vegas => Recovery::NewReno,
-            Variant::Sack | Variant::Cubic if sack => Recovery::Sack,
-            Variant::Sack | Variant::Cubic => Recovery::NewReno,
+            Variant::Sack | Variant::Cubic | Variant::Bbr if sack => Recovery::Sack,
+            Variant::Sack | Variant::Cubic | Variant::Bbr => Recovery::NewReno,
         }
     }
 }

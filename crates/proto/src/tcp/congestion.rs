@@ -9,6 +9,7 @@
 
 use std::fmt::Debug;
 
+use super::rate::RateSample;
 use crate::time::{Duration, Instant};
 
 /// The per-flow window state the algorithms read and write, in bytes.
@@ -70,6 +71,30 @@ pub trait CongestionControl: Debug + Send {
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Instant) {}
 
     fn on_timeout(&mut self, _w: &mut Window, _now: Instant) {}
+
+    /// Whether the algorithm sets the window itself from delivery-rate
+    /// samples (Linux's `cong_control`, which BBR fills in). If so, the
+    /// sender estimates the delivery rate, calls `on_rate_sample` after
+    /// every ACK (in recovery too) and after every timeout, and leaves cwnd
+    /// alone on entering and leaving recovery (no PRR, no inflation):
+    /// the algorithm answers for it. Read once, when the sender is made.
+    fn controls_window(&self) -> bool {
+        false
+    }
+
+    /// The delivery-rate sample of an ACK, once loss recovery has processed
+    /// it; or, with `timeout`, after a retransmission timeout has marked
+    /// everything lost. Returns true to mark the data in flight
+    /// application-limited, so that its samples do not lower a max filter.
+    fn on_rate_sample(&mut self, _w: &mut Window, _rs: &RateSample, _timeout: bool) -> bool {
+        false
+    }
+
+    /// The rate to pace at, bytes per second; `None` sends as the window
+    /// allows. The sender asks after each ACK and timeout.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Watches slow start and may end it before a loss does: Linux's HyStart

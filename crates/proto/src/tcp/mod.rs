@@ -11,6 +11,7 @@
 //! have a real wire format (`wire.rs`). See `docs/protocols/tcp.md`.
 
 mod abort;
+mod bbr;
 mod config;
 mod congestion;
 mod controls;
@@ -19,10 +20,12 @@ mod handshake;
 mod hystart;
 mod hystart_pp;
 mod newreno;
+mod pacing;
 mod prr;
 mod quickack;
 mod rack;
 mod rack_tlp;
+mod rate;
 mod receiver;
 mod recovery;
 mod reno;
@@ -33,6 +36,7 @@ mod sender;
 mod vegas;
 pub mod wire;
 
+pub use bbr::{Bbr, MaxFilter, Mode as BbrMode};
 pub use config::{
     AckPolicy, Control, Counting, CubicParams, LossBasis, Profile, Recovery, RtoEstimator, SlowStartExit, TcpConfig,
     Variant, VegasParams,
@@ -42,9 +46,11 @@ pub use controls::{new_control, new_slow_start_watch};
 pub use cubic::Cubic;
 pub use hystart::HyStart;
 pub use hystart_pp::HyStartPlusPlus;
+pub use pacing::{Pacer, UNPACED_SEGMENTS};
 pub use prr::Prr;
 pub use quickack::QuickAck;
 pub use rack::Rack;
+pub use rate::{CaState, DeliveryRate, RateSample, TxRate};
 pub use receiver::{Delivery, ReceiverStats, TcpReceiver};
 pub use reno::Reno;
 pub use rtt::RttEstimator;

@@ -86,8 +86,10 @@ impl TcpSender {
                 if retransmitted && self.state == State::Open {
                     let basis = self.loss_basis(self.snd_max - self.snd_una);
                     self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, basis, now);
-                    self.w.cwnd = self.w.ssthresh;
-                    self.cc.on_recovery_exit(&mut self.w, now);
+                    if self.rate.is_none() {
+                        self.w.cwnd = self.w.ssthresh;
+                        self.cc.on_recovery_exit(&mut self.w, now);
+                    }
                 }
             }
         }

@@ -20,7 +20,7 @@ impl TcpSender {
                 // Reno and NewReno inflate the window by the segment that
                 // left the network (RFC 5681 step 4, RFC 6582 step 3); SACK
                 // recovery counts it in pipe instead.
-                if !self.uses_sack() {
+                if !self.uses_sack() && self.rate.is_none() {
                     self.w.cwnd += self.mss;
                 }
             }
@@ -39,11 +39,14 @@ impl TcpSender {
         self.board.mark_front_lost();
         let basis = self.loss_basis(outstanding);
         self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, basis, now);
-        self.w.cwnd = match self.recovery {
-            Recovery::Reno | Recovery::NewReno => self.w.ssthresh + self.dupthresh as u64 * self.mss,
-            // RFC 6675 section 5 step (4.2); PRR sets it again on this ACK.
-            Recovery::Sack | Recovery::Prr => self.w.ssthresh,
-        };
+        // A window-setting control (BBR) sets cwnd itself on this ACK.
+        if self.rate.is_none() {
+            self.w.cwnd = match self.recovery {
+                Recovery::Reno | Recovery::NewReno => self.w.ssthresh + self.dupthresh as u64 * self.mss,
+                // RFC 6675 section 5 step (4.2); PRR sets it again on this ACK.
+                Recovery::Sack | Recovery::Prr => self.w.ssthresh,
+            };
+        }
         self.prr = super::prr::Prr::start(self.bytes_in_flight());
         if let Some(watch) = self.slow_start_watch.as_mut() {
             watch.on_congestion(false);
@@ -66,6 +69,11 @@ impl TcpSender {
     }
 
     pub(crate) fn exit_recovery(&mut self, now: Instant) {
+        self.state = State::Open;
+        if self.rate.is_some() {
+            // Linux's `tcp_end_cwnd_reduction` leaves a `cong_control` window as it is.
+            return;
+        }
         self.w.cwnd = match self.recovery {
             // RFC 6582 section 3.2 step 3, full ACK, option (1) with the
             // safeguard against a burst when little is outstanding.
@@ -75,7 +83,6 @@ impl TcpSender {
             Recovery::Reno | Recovery::Sack | Recovery::Prr => self.w.ssthresh,
         };
         self.w.cwnd = self.w.cwnd.max(self.mss);
-        self.state = State::Open;
         self.cc.on_recovery_exit(&mut self.w, now);
     }
 }

@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 
+use super::rate::TxRate;
 use crate::time::{Duration, Instant};
 
 /// A SACK block as stream offsets `[start, end)`, after the sender has
@@ -31,6 +32,8 @@ pub struct SentSegment {
     pub len: u32,
     pub last_sent: Instant,
     flags: u8,
+    /// The delivery state at the last transmission, for rate samples.
+    pub tx: TxRate,
 }
 
 impl SentSegment {
@@ -47,7 +50,7 @@ impl SentSegment {
         self.flags & EVER_RETRANS != 0
     }
     fn delivered(&self) -> Delivered {
-        Delivered { sent: self.last_sent, end: self.end(), retransmitted: self.was_ever_retransmitted() }
+        Delivered { sent: self.last_sent, end: self.end(), retransmitted: self.was_ever_retransmitted(), tx: self.tx }
     }
     fn is_pending(&self) -> bool {
         self.flags & (SACKED | LOST | RETRANS) == LOST
@@ -116,6 +119,8 @@ pub struct Delivered {
     pub sent: Instant,
     pub end: u64,
     pub retransmitted: bool,
+    /// Its delivery state when sent, for the rate sample it gives.
+    pub tx: TxRate,
 }
 
 impl Delivered {
@@ -140,6 +145,9 @@ pub struct Scoreboard {
     pending_from: u64,
     /// No segment below this qualifies for NextSeg rule 3 (a scan hint).
     rule3_from: u64,
+    /// Bytes ever marked lost, retransmissions lost again included
+    /// (Linux's `tp->lost`): what a delivery-rate reader compares with delivery.
+    lost_total: u64,
 }
 
 impl Scoreboard {
@@ -177,9 +185,14 @@ impl Scoreboard {
         self.outstanding() - self.counts.sacked - self.counts.lost + self.counts.retrans
     }
 
-    pub fn push(&mut self, seq: u64, len: u32, now: Instant) {
+    /// Bytes ever marked lost and waiting to be resent.
+    pub fn lost_total(&self) -> u64 {
+        self.lost_total
+    }
+
+    pub fn push(&mut self, seq: u64, len: u32, now: Instant, tx: TxRate) {
         debug_assert!(self.segs.back().is_none_or(|b| b.end() == seq));
-        self.segs.push_back(SentSegment { seq, len, last_sent: now, flags: 0 });
+        self.segs.push_back(SentSegment { seq, len, last_sent: now, flags: 0, tx });
     }
 
     /// The first segment whose end is above `seq`.
@@ -189,6 +202,10 @@ impl Scoreboard {
 
     fn set_flags(&mut self, i: usize, flags: u8) {
         let s = &mut self.segs[i];
+        let waiting = |f: u8| f & (SACKED | LOST | RETRANS) == LOST;
+        if waiting(flags) && !waiting(s.flags) {
+            self.lost_total += s.len as u64;
+        }
         self.counts.apply(s.flags, s.len as u64, false);
         s.flags = flags;
         self.counts.apply(flags, s.len as u64, true);
@@ -244,6 +261,8 @@ impl Scoreboard {
                 let s = self.segs[i];
                 if s.seq >= b.start && !s.is_sacked() {
                     self.set_flags(i, s.flags | SACKED);
+                    // Its sample is taken now, not again at the cumulative ACK.
+                    self.segs[i].tx.unsampled = false;
                     newly += s.len as u64;
                     self.high_sacked = self.high_sacked.max(s.end());
                     latest = Delivered::latest(latest, s.delivered());
@@ -381,11 +400,12 @@ impl Scoreboard {
     }
 
     /// Records a retransmission of segment `i`.
-    pub fn on_retransmit(&mut self, i: usize, now: Instant) -> SentSegment {
+    pub fn on_retransmit(&mut self, i: usize, now: Instant, tx: TxRate) -> SentSegment {
         let f = self.segs[i].flags;
         self.set_flags(i, f | RETRANS | EVER_RETRANS);
         let s = &mut self.segs[i];
         s.last_sent = now;
+        s.tx = tx;
         self.high_rxt = self.high_rxt.max(s.end());
         *s
     }
@@ -398,7 +418,7 @@ mod tests {
     fn board(n: u64) -> Scoreboard {
         let mut b = Scoreboard::new();
         for i in 0..n {
-            b.push(i * 1000, 1000, Instant(i));
+            b.push(i * 1000, 1000, Instant(i), TxRate::default());
         }
         b
     }
@@ -418,7 +438,7 @@ mod tests {
         assert_eq!(b.in_flight(), 10_000 - 3000 - 1000);
         let i = b.next_pending().unwrap();
         assert_eq!(i, 0);
-        b.on_retransmit(i, Instant(50));
+        b.on_retransmit(i, Instant(50), TxRate::default());
         assert_eq!(b.in_flight(), 7000);
         assert_eq!(b.next_pending(), None);
         // Rule 3 has nothing below HighACK: segments 1-3 are SACKed.
@@ -437,7 +457,7 @@ mod tests {
         assert_eq!(b.lost_bytes(), 0);
         // Rule 3 offers segment 0, then 1, then 3.
         assert_eq!(b.next_rule3(), Some(0));
-        b.on_retransmit(0, Instant(9));
+        b.on_retransmit(0, Instant(9), TxRate::default());
         assert_eq!(b.next_rule3(), Some(1));
         b.apply_sack(&[blk(6000, 7000)]);
         b.mark_lost_by_sack(3, 1000);

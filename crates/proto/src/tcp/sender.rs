@@ -4,8 +4,10 @@ use super::config::{Recovery, RtoEstimator, TcpConfig};
 use super::congestion::{AckEvent, CongestionControl, SlowStartWatch, Window};
 use super::controls::{new_control, new_slow_start_watch};
 use super::handshake::{self, SynTimer};
+use super::pacing::Pacer;
 use super::prr::Prr;
 use super::rack::Rack;
+use super::rate::{CaState, DeliveryRate, RateSample};
 use super::rtt::RttEstimator;
 use super::sack::{SackBlock, Scoreboard};
 use super::wire::{Flags, Segment, Timestamps, MAX_SACK_BLOCKS};
@@ -111,6 +113,14 @@ pub struct TcpSender {
     pub(crate) w: Window,
     pub(crate) cc: Box<dyn CongestionControl>,
     pub(crate) slow_start_watch: Option<Box<dyn SlowStartWatch>>,
+    /// Delivery-rate estimation, for a congestion control that sets the
+    /// window itself from it; such a control answers for cwnd in recovery.
+    pub(crate) rate: Option<DeliveryRate>,
+    /// The pacing schedule, for a congestion control that names a rate.
+    pacer: Option<Pacer>,
+    /// After a timeout, until the ACK passes what was sent before it:
+    /// Linux's `TCP_CA_Loss`, which a window-setting control is told of.
+    loss_until: Option<u64>,
     pub(crate) rtt: RttEstimator,
     pub(crate) board: Scoreboard,
     pub(crate) snd_una: u64,
@@ -147,6 +157,12 @@ impl TcpSender {
         } else {
             config.initial_ssthresh as u64 * mss
         };
+        // The connection's identity seeds what an algorithm randomises
+        // (BBR's ProbeBW phases), so that a run repeats.
+        let seed = ((conn.local_isn as u64) << 32) | ((conn.local_port as u64) << 16) | conn.remote_port as u64;
+        let cc = new_control(config, seed);
+        let rate = cc.controls_window().then(|| DeliveryRate::new(Instant::ZERO));
+        let pacer = cc.pacing_rate().map(Pacer::new);
         TcpSender {
             conn,
             config: config.clone(),
@@ -167,8 +183,11 @@ impl TcpSender {
             timestamps: config.timestamps,
             reset_backoff_on_new_ack: config.reset_backoff_on_new_ack,
             w: Window { cwnd, ssthresh, mss },
-            cc: new_control(config),
+            cc,
             slow_start_watch: new_slow_start_watch(config),
+            rate,
+            pacer,
+            loss_until: None,
             rtt: {
                 let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto);
                 if config.rto_estimator == RtoEstimator::Linux {
@@ -266,6 +285,7 @@ impl TcpSender {
         let prior_in_flight = self.bytes_in_flight();
         let prior_sacked = self.board.sacked_bytes();
         let prior_lost = self.board.lost_bytes();
+        let prior_lost_total = self.board.lost_total();
         let prior_una = self.snd_una;
         let outstanding = self.snd_max - self.snd_una;
 
@@ -282,6 +302,9 @@ impl TcpSender {
             }
             let latest;
             (newly_sacked, latest) = self.board.apply_sack(&blocks[..n]);
+            if let (Some(rate), Some(d)) = (self.rate.as_mut(), latest) {
+                rate.on_delivered(d.tx, d.sent, d.end, d.retransmitted);
+            }
             if self.rack_enabled() {
                 if let Some(d) = latest {
                     self.rack.on_delivered(d, now);
@@ -318,7 +341,13 @@ impl TcpSender {
             self.rack_detect_loss(now, outstanding);
             self.arm_probe(now);
         }
-        if self.recovery == Recovery::Prr && self.in_recovery() {
+        if self.rate.is_some() {
+            let maybe_delayed = self.snd_una > prior_una
+                && self.snd_una - prior_una < self.mss
+                && prior_sacked == 0
+                && newly_sacked == 0;
+            self.on_rate_sample(now, prior_una, prior_sacked, prior_lost_total, prior_in_flight, maybe_delayed);
+        } else if self.recovery == Recovery::Prr && self.in_recovery() {
             // RFC 6937: DeliveredData is the change in snd.una plus the change in SACKed bytes.
             let delivered = (self.snd_una - prior_una + self.board.sacked_bytes()).saturating_sub(prior_sacked);
             let safe = self.snd_una > prior_una && self.board.lost_bytes() <= prior_lost;
@@ -335,6 +364,12 @@ impl TcpSender {
         let acked = self.board.ack(ack);
         if let (true, Some(d)) = (self.rack_enabled(), acked.latest) {
             self.rack.on_delivered(d, now);
+        }
+        if let (Some(rate), Some(d)) = (self.rate.as_mut(), acked.latest) {
+            rate.on_delivered(d.tx, d.sent, d.end, d.retransmitted);
+        }
+        if self.loss_until.is_some_and(|p| ack >= p) {
+            self.loss_until = None;
         }
         self.snd_una = ack;
         self.dupacks = 0;
@@ -412,6 +447,9 @@ impl TcpSender {
             }
             return;
         }
+        if let Some(pacer) = self.pacer.as_mut() {
+            pacer.on_timeout(now);
+        }
         if self.rack.reordering_deadline.is_some_and(|d| now >= d) {
             self.rack.reordering_deadline = None;
             let outstanding = self.snd_max - self.snd_una;
@@ -454,6 +492,11 @@ impl TcpSender {
             ack.data = Data::EMPTY;
             return Some(ack);
         }
+        if let Some(pacer) = self.pacer.as_mut() {
+            if !pacer.may_send(now) {
+                return None;
+            }
+        }
         if std::mem::take(&mut self.probe_due) {
             if let Some(probe) = self.send_probe(now) {
                 return Some(probe);
@@ -493,6 +536,13 @@ impl TcpSender {
         }
         // Rule 2: new data, within both windows.
         let len = self.mss.min(self.stream_end - self.snd_max);
+        if len == 0 && room > 0 {
+            // The application, not the network, limits what is in flight.
+            let in_flight = self.bytes_in_flight();
+            if let Some(rate) = self.rate.as_mut() {
+                rate.mark_app_limited(in_flight);
+            }
+        }
         if len > 0 {
             if len <= room && self.snd_max + len <= self.snd_una + self.rwnd {
                 return Some(self.send_new(len as u32, now));
@@ -516,9 +566,15 @@ impl TcpSender {
     pub fn poll_timeout(&self) -> Option<Instant> {
         match self.phase {
             Phase::SynSent => self.syn.deadline,
-            Phase::Established => {
-                [self.rto_deadline, self.rack.probe_deadline, self.rack.reordering_deadline].into_iter().flatten().min()
-            }
+            Phase::Established => [
+                self.rto_deadline,
+                self.rack.probe_deadline,
+                self.rack.reordering_deadline,
+                self.pacer.and_then(|p| p.deadline()),
+            ]
+            .into_iter()
+            .flatten()
+            .min(),
             _ => None,
         }
     }
@@ -627,20 +683,30 @@ impl TcpSender {
 
     pub(crate) fn send_new(&mut self, len: u32, now: Instant) -> Segment {
         let seg = self.segment(self.snd_max, len, now);
-        self.board.push(self.snd_max, len, now);
+        let outstanding = self.snd_max - self.snd_una;
+        let tx = self.rate.as_mut().map(|r| r.on_send(now, outstanding)).unwrap_or_default();
+        self.board.push(self.snd_max, len, now, tx);
         self.snd_max += len as u64;
         self.prr.on_send(len as u64);
         self.stats.segments_sent += 1;
+        if let Some(pacer) = self.pacer.as_mut() {
+            pacer.on_send(now, len as u64, self.stats.segments_sent);
+        }
         self.stats.bytes_sent += len as u64;
         self.arm_timer(now);
         seg
     }
 
     pub(crate) fn retransmit(&mut self, i: usize, now: Instant) -> Segment {
-        let s = self.board.on_retransmit(i, now);
+        let outstanding = self.snd_max - self.snd_una;
+        let tx = self.rate.as_mut().map(|r| r.on_send(now, outstanding)).unwrap_or_default();
+        let s = self.board.on_retransmit(i, now, tx);
         self.prr.on_send(s.len as u64);
         let seg = self.segment(s.seq, s.len, now);
         self.stats.segments_sent += 1;
+        if let Some(pacer) = self.pacer.as_mut() {
+            pacer.on_send(now, s.len as u64, self.stats.segments_sent);
+        }
         self.stats.bytes_sent += s.len as u64;
         self.stats.retransmits += 1;
         self.stats.bytes_retransmitted += s.len as u64;
@@ -758,6 +824,7 @@ impl TcpSender {
         self.w.cwnd = self.mss;
         self.rack_on_timeout();
         self.cc.on_timeout(&mut self.w, now);
+        let prior_lost_total = self.board.lost_total();
         if let Some(watch) = self.slow_start_watch.as_mut() {
             watch.on_congestion(true);
         }
@@ -767,7 +834,75 @@ impl TcpSender {
         self.dupacks = 0;
         self.force_retransmit = false;
         self.recover = Some(self.snd_max);
+        self.loss_until = Some(self.snd_max);
         self.rto_deadline = Some(now + self.rtt.rto());
+        if let Some(mut rate) = self.rate.take() {
+            let mut rs = self.rate_sample_base(now, self.bytes_in_flight());
+            rate.generate(now, 0, self.board.lost_total() - prior_lost_total, &mut rs);
+            self.rate = Some(rate);
+            self.cc.on_rate_sample(&mut self.w, &rs, true);
+            self.update_pacing_rate();
+        }
+    }
+
+    /// What the sender knows of its state for a rate sample, before the
+    /// estimator fills in the rate.
+    fn rate_sample_base(&self, now: Instant, prior_in_flight: u64) -> RateSample {
+        RateSample {
+            now,
+            prior_in_flight,
+            in_flight: self.bytes_in_flight(),
+            state: if self.in_recovery() {
+                CaState::Recovery
+            } else if self.loss_until.is_some() {
+                CaState::Loss
+            } else {
+                CaState::Open
+            },
+            next_send: self.pacer.map_or(now, |p| p.next_send().max(now)),
+            mss: self.mss,
+            ..RateSample::default()
+        }
+    }
+
+    /// Ends an ACK for a window-setting congestion control (Linux's
+    /// `tcp_rate_gen` then `cong_control`): what it delivered since
+    /// `prior_una` and `prior_sacked`, and what it had marked lost.
+    fn on_rate_sample(
+        &mut self,
+        now: Instant,
+        prior_una: u64,
+        prior_sacked: u64,
+        prior_lost_total: u64,
+        prior_in_flight: u64,
+        maybe_delayed: bool,
+    ) {
+        let Some(mut rate) = self.rate.take() else { return };
+        let delivered = (self.snd_una - prior_una + self.board.sacked_bytes()).saturating_sub(prior_sacked);
+        let mut rs = self.rate_sample_base(now, prior_in_flight);
+        rs.is_ack_delayed = maybe_delayed;
+        rate.generate(now, delivered, self.board.lost_total() - prior_lost_total, &mut rs);
+        if self.cc.on_rate_sample(&mut self.w, &rs, false) {
+            rate.mark_app_limited(self.bytes_in_flight());
+        }
+        self.rate = Some(rate);
+        self.update_pacing_rate();
+    }
+
+    fn update_pacing_rate(&mut self) {
+        if let (Some(pacer), Some(rate)) = (self.pacer.as_mut(), self.cc.pacing_rate()) {
+            pacer.rate = rate;
+        }
+    }
+
+    /// The rate the sender paces at, bytes per second, if it paces.
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.pacer.map(|p| p.rate)
+    }
+
+    /// The delivery-rate estimator, for a window-setting congestion control.
+    pub fn delivery_rate(&self) -> Option<&DeliveryRate> {
+        self.rate.as_ref()
     }
 }
 
