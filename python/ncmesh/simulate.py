@@ -72,7 +72,7 @@ def load(
     return _native.Simulation(scenario, origin="<text>", format="toml", overrides=pairs)
 
 
-TABLES = ("flows", "links", "counters", "goodput", "queues", "cwnd", "rtt", "radios", "pairs")
+TABLES = ("flows", "links", "counters", "goodput", "queues", "cwnd", "rtt", "radios", "pairs", "pacing")
 """The tables of a run, in the order the simulator gives them."""
 
 TableLike = Union["_native.Table", "pa.Table", "pd.DataFrame"]
@@ -115,6 +115,7 @@ class RunResult:
     rtt = _Frame("``time_s, flow, srtt_s`` when probed.")
     radios = _Frame("One row per node on the wireless channel: airtime, retries, collisions, frames overheard.")
     pairs = _Frame("One row per pair in reach on the wireless channel: data frames sent, received, collided, errored.")
+    pacing = _Frame("``time_s, flow, pacing_bps`` of the flows that pace (BBR), probed with cwnd.")
 
     def __init__(
         self,
@@ -132,11 +133,12 @@ class RunResult:
         scenario: str,
         radios: TableLike | None = None,
         pairs: TableLike | None = None,
+        pacing: TableLike | None = None,
     ):
         self._given: dict[str, TableLike] = {}
         self._arrow: dict[str, pa.Table] = {}
         self._frames: dict[str, pd.DataFrame] = {}
-        tables = (flows, links, counters, goodput, queues, cwnd, rtt, radios, pairs)
+        tables = (flows, links, counters, goodput, queues, cwnd, rtt, radios, pairs, pacing)
         for name, table in zip(TABLES, tables, strict=True):
             if table is None:
                 import pandas as pd

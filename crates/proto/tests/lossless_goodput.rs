@@ -34,7 +34,7 @@ fn goodput_share(variant: Variant, delayed_ack: bool) -> f64 {
 
 #[test]
 fn every_variant_reaches_95_percent_of_the_payload_rate() {
-    for variant in [Variant::Reno, Variant::NewReno, Variant::Sack, Variant::Vegas, Variant::Cubic] {
+    for variant in [Variant::Reno, Variant::NewReno, Variant::Sack, Variant::Vegas, Variant::Cubic, Variant::Bbr] {
         for delayed_ack in [false, true] {
             let g = goodput_share(variant, delayed_ack);
             assert!((0.95..=1.0).contains(&g), "{variant:?} delayed_ack={delayed_ack}: {g:.4}");

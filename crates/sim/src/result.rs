@@ -140,6 +140,8 @@ pub struct RunResult {
     pub cwnd: Series,
     /// Smoothed RTT per TCP flow, seconds (when probed; NaN before the first sample).
     pub rtt: Series,
+    /// Pacing rate per pacing TCP flow (BBR), bit/s (probed with cwnd).
+    pub pacing: Series,
     /// Jain's index over the flows' goodputs.
     pub fairness: f64,
     pub events: u64,
@@ -344,7 +346,7 @@ impl Series {
 
 impl RunResult {
     /// Its tables as named columns: flows, links, counters, goodput,
-    /// queues, cwnd, rtt, radios and pairs, in that order. Time series move out without a copy.
+    /// queues, cwnd, rtt, radios, pairs and pacing, in that order. Time series move out without a copy.
     pub fn into_tables(self) -> Vec<Table> {
         vec![
             FlowSummary::table(&self.flows),
@@ -356,6 +358,7 @@ impl RunResult {
             self.rtt.into_table("rtt", &["flow"], "srtt_s"),
             RadioSummary::table(&self.radios),
             PairSummary::table(&self.pairs),
+            self.pacing.into_table("pacing", &["flow"], "pacing_bps"),
         ]
     }
 }

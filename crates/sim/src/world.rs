@@ -111,6 +111,7 @@ pub struct Simulation {
     queues: Series,
     cwnd: Series,
     rtt: Series,
+    pacing: Series,
     events: u64,
 }
 
@@ -157,6 +158,7 @@ impl Simulation {
             queues: Series::default(),
             cwnd: Series::default(),
             rtt: Series::default(),
+            pacing: Series::default(),
             events: 0,
         }
     }
@@ -341,9 +343,12 @@ impl Simulation {
             self.queues.push(t, from, to, self.net.nodes[node].backlog(iface) as f64);
         }
         for (f, flow) in self.net.flows.iter().enumerate() {
-            if let Some((cwnd, srtt)) = flow.ends[End::Source as usize].probe() {
+            if let Some((cwnd, srtt, pacing)) = flow.ends[End::Source as usize].probe() {
                 if self.probe_cwnd {
                     self.cwnd.push(t, f as u32 + 1, 0, cwnd);
+                    if !pacing.is_nan() {
+                        self.pacing.push(t, f as u32 + 1, 0, pacing);
+                    }
                 }
                 if self.probe_rtt {
                     self.rtt.push(t, f as u32 + 1, 0, srtt);
@@ -474,6 +479,7 @@ impl Simulation {
             queues: self.queues,
             cwnd: self.cwnd,
             rtt: self.rtt,
+            pacing: self.pacing,
             fairness,
             events: self.events,
             sim_time_s: end.as_secs_f64(),

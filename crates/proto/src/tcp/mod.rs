@@ -11,7 +11,7 @@
 //! have a real wire format (`wire.rs`). See `docs/protocols/tcp.md`.
 
 mod abort;
-mod bbr;
+pub mod bbr;
 mod config;
 mod congestion;
 mod controls;

@@ -37,8 +37,9 @@ pub trait Endpoint: Debug + Send {
     fn poll_timeout(&self) -> Option<Instant>;
     /// The next packet for the node.
     fn poll_transmit(&mut self, now: Instant, record: &mut FlowRecord) -> Option<Packet>;
-    /// The transport's congestion window (bytes) and smoothed RTT (seconds), for probes.
-    fn probe(&self) -> Option<(f64, f64)> {
+    /// The transport's congestion window (bytes), smoothed RTT (seconds)
+    /// and pacing rate (bit/s, NaN if it does not pace), for probes.
+    fn probe(&self) -> Option<(f64, f64, f64)> {
         None
     }
     /// Fills in what this end knows of the flow's summary.

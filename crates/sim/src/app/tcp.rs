@@ -91,8 +91,12 @@ impl Endpoint for TcpSource {
         Some(Packet::new(self.flow.src, self.flow.dst, Payload::Tcp(segment)))
     }
 
-    fn probe(&self) -> Option<(f64, f64)> {
-        Some((self.sender.cwnd() as f64, self.sender.srtt().map_or(f64::NAN, |d| d.as_secs_f64())))
+    fn probe(&self) -> Option<(f64, f64, f64)> {
+        Some((
+            self.sender.cwnd() as f64,
+            self.sender.srtt().map_or(f64::NAN, |d| d.as_secs_f64()),
+            self.sender.pacing_rate().map_or(f64::NAN, |r| r as f64 * 8.0),
+        ))
     }
 
     fn summarize(&self, _record: &FlowRecord, summary: &mut FlowSummary) {

@@ -355,7 +355,7 @@ pub struct ProbeSpec {
     pub interval: Seconds,
     /// Sample output queue lengths: `true` for every interface, or a list of `[from, to]` links.
     pub queues: QueueProbe,
-    /// Sample each TCP flow's congestion window.
+    /// Sample each TCP flow's congestion window, and its pacing rate if it paces.
     pub cwnd: bool,
     /// Sample each TCP flow's smoothed RTT.
     pub rtt: bool,
