@@ -42,6 +42,14 @@ def test_honc_beats_both_tcpnc_baselines_in_throughput(at_35):
     assert h > 1.2 * at_35["tcpnc-hbh"]["throughput_bps"]
 
 
+def test_bbr_is_a_baseline_row_of_its_own(at_35):
+    # Uncoded BBR and uncoded NewReno are told apart, though both run coding.scheme = "none".
+    assert {"tcp", "bbr"} <= set(at_35)
+    assert at_35["bbr"]["throughput_bps"] != at_35["tcp"]["throughput_bps"]
+    # At 35% loss per hop (82% end to end) no uncoded TCP comes near TCP-HONC.
+    assert at_35["honc"]["throughput_bps"] > 10 * at_35["bbr"]["throughput_bps"]
+
+
 def test_honc_delay_is_below_end_to_end_coding(at_35):
     assert at_35["honc"]["delay_mean_s"] < at_35["tcpnc-e2e"]["delay_mean_s"]
     assert at_35["honc"]["delay_std_s"] < at_35["tcpnc-hbh"]["delay_std_s"]
@@ -56,10 +64,11 @@ def test_an_interrupted_reproduction_resumes_without_rerunning(tmp_path):
         if len(done) == 2:
             raise KeyboardInterrupt
 
+    # Fig. 5: five schemes (TCP, BBR and the three coded); Fig. 6: three; Fig. 7: one.
     first = _run(settings, tmp_path, on_done=interrupt_after_two)
-    assert 2 <= len(first) < 4 + 3 + 1, "the interruption stopped the reproduction part way"
+    assert 2 <= len(first) < 5 + 3 + 1, "the interruption stopped the reproduction part way"
     again = _run(settings, tmp_path)
-    assert len(again) == 4 + 3 + 1 and set(again.status) == {"ok"}
+    assert len(again) == 5 + 3 + 1 and set(again.status) == {"ok"}
     kept = again.set_index("key").finished_at
     assert all(kept[k] == t for k, t in zip(first.key, first.finished_at, strict=True)), (
         "finished runs are not repeated"
@@ -72,7 +81,7 @@ def test_reproduce_json_has_one_row_per_scheme_loss_and_scenario(tmp_path, monke
     result = CliRunner().invoke(app, ["reproduce", "honc2012", "--quick", "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)["rows"]
-    schemes = ("tcp", "tcpnc-e2e", "tcpnc-hbh", "honc")
+    schemes = ("tcp", "bbr", "tcpnc-e2e", "tcpnc-hbh", "honc")
     assert {(r["scheme"], r["scenario"], r["loss"]) for r in rows} == (
         {(s, "single", p) for s in schemes for p in (0.0, 0.2)} | {(s, "multi", 0.35) for s in schemes}
     )

@@ -37,8 +37,11 @@ HOP_DELAY_S = 0.1 + 1040 * 8 / CAPACITY_BPS  # propagation plus one packet's tra
 # are not. TCP/NC runs over Vegas, as Sundararajan et al. simulated it; with
 # Reno it masks congestion losses and stalls (docs/protocols/tcpnc.md).
 COMMON = {"link_class.wireless.reverse_loss": 0.0}
+# BBR (v1, as Linux runs it) is the baseline of today's reviewers: uncoded,
+# with the scenario's TCP settings otherwise, beside NewReno's.
 SCHEMES: dict[str, dict[str, Any]] = {
     "tcp": {"coding.scheme": "none", "tcp.variant": "newreno"},
+    "bbr": {"coding.scheme": "none", "tcp.variant": "bbr"},
     "tcpnc-e2e": {"coding.scheme": "tcpnc-e2e", "tcp.variant": "vegas"},
     "tcpnc-hbh": {"coding.scheme": "tcpnc-hbh", "tcp.variant": "vegas"},
     "honc": {"coding.scheme": "honc", "tcp.variant": "newreno"},
@@ -99,10 +102,20 @@ class Settings:
 
 METRICS = ["throughput_bps", "delay_mean_s", "delay_std_s", "fairness"]
 SCHEME_AXIS = ("coding.scheme", "tcp.variant")
+SCHEME_KEYS = {"coding.scheme": "scheme", "tcp.variant": "variant"}
 
 
-def _scheme_name(coding: str) -> str:
-    return "tcp" if coding == "none" else coding
+def _scheme_name(coding: str, variant: str) -> str:
+    """The scheme a run's coding scheme and TCP variant stand for: uncoded
+    TCP is named by its variant where that is not the plain baseline's."""
+    if coding != "none":
+        return coding
+    return "bbr" if variant == "bbr" else "tcp"
+
+
+def _name_schemes(table: pd.DataFrame) -> pd.DataFrame:
+    table["scheme"] = [_scheme_name(c, v) for c, v in zip(table.scheme, table.variant, strict=True)]
+    return table.drop(columns="variant")
 
 
 def _sweep(name: str, s: Settings, axes: list[Axis], fixed: dict[str, Any] | None = None) -> Sweep:
@@ -230,11 +243,9 @@ def _table(runs: pd.DataFrame, name: str, keys: dict[str, str]) -> pd.DataFrame:
 
 
 def tables(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    fig5 = _table(runs, "honc2012-fig5", {"coding.scheme": "scheme", "link_class.wireless.loss": "loss"})
-    fig5["scheme"] = fig5.scheme.map(_scheme_name)
+    fig5 = _name_schemes(_table(runs, "honc2012-fig5", {**SCHEME_KEYS, "link_class.wireless.loss": "loss"}))
     fig5.insert(1, "scenario", "single")
-    fig6 = _table(runs, "honc2012-fig6", {"coding.scheme": "scheme", "coding.honc.fixed_loss": "estimated_loss"})
-    fig6["scheme"] = fig6.scheme.map(_scheme_name)
+    fig6 = _name_schemes(_table(runs, "honc2012-fig6", {**SCHEME_KEYS, "coding.honc.fixed_loss": "estimated_loss"}))
     fig7 = _table(runs, "honc2012-fig7", {"coding.honc.fixed_delay": "estimated_delay_s"})
     order = {k: i for i, k in enumerate(SCHEMES)}
 
@@ -248,8 +259,7 @@ def multi_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Fig. 8(a)-(b): mean over seeds per scheme and P_e, like Fig. 5's table."""
     if not (runs.sweep == "honc2012-fig8").any():
         return pd.DataFrame(columns=["scheme", "scenario", "loss", *METRICS, "throughput_sd", "seeds", "failed"])
-    table = _table(runs, "honc2012-fig8", {"coding.scheme": "scheme", "link_class.wireless.loss": "loss"})
-    table["scheme"] = table.scheme.map(_scheme_name)
+    table = _name_schemes(_table(runs, "honc2012-fig8", {**SCHEME_KEYS, "link_class.wireless.loss": "loss"}))
     table.insert(1, "scenario", "multi")
     order = {k: i for i, k in enumerate(SCHEMES)}
     return table.sort_values(["scheme"], key=lambda c: c.map(order), kind="stable", ignore_index=True)
@@ -314,13 +324,22 @@ def headline(fig5: pd.DataFrame, multi: pd.DataFrame | None = None) -> pd.DataFr
     return claims
 
 
+NAMES = {
+    "tcp": "TCP",
+    "bbr": "BBR",
+    "tcpnc-e2e": "TCP/NC end-to-end",
+    "tcpnc-hbh": "TCP/NC hop-by-hop",
+    "honc": "TCP-HONC",
+}
+
+
 def plot(fig5: pd.DataFrame, fig6: pd.DataFrame, fig7: pd.DataFrame, out: Path) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = {"tcp": "TCP", "tcpnc-e2e": "TCP/NC end-to-end", "tcpnc-hbh": "TCP/NC hop-by-hop", "honc": "TCP-HONC"}
+    names = NAMES
     p = np.linspace(0, max(fig5.loss.max(), 0.01), 50)
     fig, axes = plt.subplots(2, 2, figsize=(11, 8), constrained_layout=True)
     (a, b), (c, d) = axes
@@ -382,7 +401,7 @@ def plot_fig8(multi: pd.DataFrame, flows: pd.DataFrame, queue: pd.DataFrame, out
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = {"tcp": "TCP", "tcpnc-e2e": "TCP/NC end-to-end", "tcpnc-hbh": "TCP/NC hop-by-hop", "honc": "TCP-HONC"}
+    names = NAMES
     fig, ((a, b), (c, d)) = plt.subplots(2, 2, figsize=(11, 8), constrained_layout=True)
     for scheme, rows in multi.groupby("scheme", sort=False):
         rows = rows.sort_values("loss")

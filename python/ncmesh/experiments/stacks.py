@@ -43,7 +43,12 @@ NS3_TCP = {"ns3::TcpSocket::SegmentSize": "1000"}
 
 
 def ncmesh_goodput(
-    loss: float, flows: int, seed: int, duration_s: float = DURATION_S, scenario_name: str = "lossy-chain", **overrides: Any
+    loss: float,
+    flows: int,
+    seed: int,
+    duration_s: float = DURATION_S,
+    scenario_name: str = "lossy-chain",
+    **overrides: Any,
 ) -> float:
     """Total goodput (bit/s) of ``flows`` ncmesh flows over the chain (or the scenario named)."""
     r = run(
@@ -174,13 +179,14 @@ def kernel_goodput(
             "link_class.hop.loss": loss,
             "emulate.mtu": path.mtu,
             # The emulation ends with the client; this only bounds a hung one.
-            "duration": duration_s + 60,
+            # At heavy loss iperf3's closing exchange can take minutes of backoff.
+            "duration": duration_s + 300,
         },
         commands=commands,
     )
     run_ = next(c for c in report["commands"] if "iperf3 -c" in c["run"])
     if run_["status"] != 0:
-        raise RuntimeError(f"iperf3 failed: {run_['stdout'][-500:]}{run_['stderr'][-500:]}")
+        raise RuntimeError(f"iperf3 failed (status {run_['status']}): {run_['stdout'][-500:]}{run_['stderr'][-500:]}")
     result = json.loads(run_["stdout"])
     report["goodput_bps"] = float(result["end"]["sum_received"]["bits_per_second"])
     report["retransmits"] = int(result["end"]["sum_sent"].get("retransmits", 0))
@@ -272,8 +278,20 @@ def _kernel_runs(points: list[Any], job: Any, parallel: int, kernel_runs: Path |
     if kernel_runs is not None and kernel_runs.exists():
         kept: list[dict[str, Any]] = json.loads(kernel_runs.read_text())
         return kept
+
+    def attempt(point: Any) -> dict[str, Any]:
+        # One retry; a point that fails twice is kept as a failure, not lost with the rest.
+        error = ""
+        for _ in range(2):
+            try:
+                report: dict[str, Any] = job(point)
+                return report
+            except RuntimeError as e:
+                error = str(e)
+        return {"goodput_bps": float("nan"), "error": error, "timing": {}, "load_before": "nan"}
+
     with ThreadPoolExecutor(parallel) as pool:
-        kernel = list(pool.map(job, points))
+        kernel = list(pool.map(attempt, points))
     if kernel_runs is not None:
         write_text_atomically(kernel_runs, json.dumps(kernel))
     return kernel
@@ -316,7 +334,9 @@ def against_bbr(
     rows, timing = [], []
     for (name, p, n, s), report in zip(points, kernel, strict=True):
         ours = float(ncmesh_bbr(PATHS[name], p, n, s, duration_s).flows.goodput_bps.sum())
-        rows.append({"path": name, "flows": n, "loss": p, "seed": s, "ncmesh_bps": ours, "linux_bps": report["goodput_bps"]})
+        rows.append(
+            {"path": name, "flows": n, "loss": p, "seed": s, "ncmesh_bps": ours, "linux_bps": report["goodput_bps"]}
+        )
         timing.append({**report["timing"], "load": report["load_before"].split()[0]})
     table = (
         pd.DataFrame(rows)
@@ -380,7 +400,10 @@ def main(argv: list[str] | None = None) -> None:
                 print(side + " " + " ".join(f"{t_:.1f}:{c}:{b:.3g}" for t_, c, b in t[side]))
             return None
         table, timing = against_bbr(
-            seeds=range(1, args.seeds + 1), duration_s=args.duration, parallel=args.parallel, kernel_runs=args.kernel_runs
+            seeds=range(1, args.seeds + 1),
+            duration_s=args.duration,
+            parallel=args.parallel,
+            kernel_runs=args.kernel_runs,
         )
         print(table.to_markdown(index=False, floatfmt=".4g"))
         print(timing.describe().to_markdown(floatfmt=".4g"))
