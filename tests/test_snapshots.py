@@ -25,6 +25,7 @@ from ncmesh.simulate import execute, load
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 SHIPPED = [
+    "bbr-link",
     "chain-5hop",
     "dumbbell",
     "honc-multi-path",

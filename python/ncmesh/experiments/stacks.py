@@ -203,12 +203,17 @@ def parse_ss(text: str) -> list[tuple[float, int, float]]:
     scale = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
     out: list[tuple[float, int, float]] = []
     start: float | None = None
-    for sample in text.split("T ")[1:]:
-        stamp, _, body = sample.partition("\n")
-        t = float(stamp.strip())
+    samples: list[tuple[float, list[str]]] = []
+    for line in text.splitlines():
+        stamp = re.fullmatch(r"T (\d+\.\d+)", line.strip())
+        if stamp:
+            samples.append((float(stamp.group(1)), []))
+        elif samples:
+            samples[-1][1].append(line)
+    for t, body in samples:
         start = t if start is None else start
         best: tuple[int, int, float] | None = None
-        for line in body.splitlines():
+        for line in body:
             cwnd = re.search(r"\bcwnd:(\d+)", line)
             acked = re.search(r"\bbytes_acked:(\d+)", line)
             if cwnd is None or acked is None:
@@ -369,6 +374,21 @@ def bbr_traces(
     }
 
 
+def side_by_side(trace: dict[str, Any], step: float) -> pd.DataFrame:
+    """Both sides' cwnd (segments) and pacing rate (Mbit/s) every ``step``
+    seconds: each the last sample at or before that time."""
+    frames = {
+        side: pd.DataFrame(trace[side], columns=["time_s", "cwnd", "pacing"]).sort_values("time_s")
+        for side in ("kernel", "ncmesh")
+    }
+    end = min(f.time_s.max() for f in frames.values())
+    grid = pd.DataFrame({"time_s": [round(i * step, 6) for i in range(int(end / step) + 1)]})
+    for side, f in frames.items():
+        f = f.assign(pacing=f.pacing / 1e6).rename(columns={"cwnd": f"{side}_cwnd", "pacing": f"{side}_mbps"})
+        grid = pd.merge_asof(grid, f, on="time_s", direction="backward")
+    return grid
+
+
 def traces(loss: float, seed: int = 1, duration_s: float = DURATION_S) -> dict[str, Any]:
     """One flow's cwnd, RTO and retransmission times on both sides at ``loss``."""
     (report,) = _ns3_jobs([{"duration": duration_s, "loss": loss, "flows": 1, "seed": seed, "trace": True}])
@@ -380,6 +400,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ncmesh.experiments.stacks", description=__doc__.split("\n")[0])
     parser.add_argument("against", choices=["ns3", "linux", "bbr", "ns3-worker"])
     parser.add_argument("--path", choices=list(PATHS), default="link", help="the path of a BBR trace (bbr --trace)")
+    parser.add_argument("--step", type=float, default=0.5, help="seconds between the rows of a BBR trace")
     parser.add_argument("--duration", type=float, default=DURATION_S, help="simulated seconds per run")
     parser.add_argument("--seeds", type=int, default=len(SEEDS), help="seeds 1..N per point")
     parser.add_argument("--trace", type=float, default=None, metavar="P", help="print one flow's traces at loss P")
@@ -395,9 +416,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.trace is not None:
             t = bbr_traces(PATHS[args.path], args.trace, duration_s=args.duration, kernel_run=args.kernel_runs)
             print(f"kernel {t['kernel_bps']:.4g} bit/s, ncmesh {t['ncmesh_bps']:.4g} bit/s")
-            print("time_s, cwnd (segments), pacing (bit/s)")
-            for side in ("kernel", "ncmesh"):
-                print(side + " " + " ".join(f"{t_:.1f}:{c}:{b:.3g}" for t_, c, b in t[side]))
+            print(side_by_side(t, args.step).to_markdown(index=False, floatfmt=".3g"))
             return None
         table, timing = against_bbr(
             seeds=range(1, args.seeds + 1),
