@@ -8,7 +8,8 @@ use ncmesh_proto::time::{Duration, Instant};
 use proptest::prelude::*;
 
 const MSS: u64 = 1000;
-const VARIANTS: [Variant; 6] = [Variant::Reno, Variant::NewReno, Variant::Sack, Variant::Vegas, Variant::Cubic, Variant::Bbr];
+const VARIANTS: [Variant; 6] =
+    [Variant::Reno, Variant::NewReno, Variant::Sack, Variant::Vegas, Variant::Cubic, Variant::Bbr];
 
 #[derive(Clone, Debug)]
 struct Case {
