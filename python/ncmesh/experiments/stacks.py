@@ -401,6 +401,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("against", choices=["ns3", "linux", "bbr", "ns3-worker"])
     parser.add_argument("--path", choices=list(PATHS), default="link", help="the path of a BBR trace (bbr --trace)")
     parser.add_argument("--step", type=float, default=0.5, help="seconds between the rows of a BBR trace")
+    parser.add_argument("--paths", nargs="+", choices=list(PATHS), default=list(PATHS), help="paths to compare (bbr)")
+    parser.add_argument("--losses", nargs="+", type=float, default=list(BBR_LOSSES), help="losses to compare (bbr)")
     parser.add_argument("--duration", type=float, default=DURATION_S, help="simulated seconds per run")
     parser.add_argument("--seeds", type=int, default=len(SEEDS), help="seeds 1..N per point")
     parser.add_argument("--trace", type=float, default=None, metavar="P", help="print one flow's traces at loss P")
@@ -419,6 +421,8 @@ def main(argv: list[str] | None = None) -> None:
             print(side_by_side(t, args.step).to_markdown(index=False, floatfmt=".3g"))
             return None
         table, timing = against_bbr(
+            paths=args.paths,
+            losses=args.losses,
             seeds=range(1, args.seeds + 1),
             duration_s=args.duration,
             parallel=args.parallel,
