@@ -533,3 +533,33 @@ fn runs_repeat_for_a_seed() {
     let (b, _) = goodput(&bbr_config(), 0.02, 5.0);
     assert_eq!(a, b);
 }
+
+#[test]
+fn a_timeout_in_recovery_keeps_the_larger_window_to_return_to() {
+    let mut p = at_probe_phase();
+    for _ in 0..300 {
+        p.ack(MSS, BW, RTT, 0, false);
+    }
+    let before = p.w.cwnd;
+    p.bbr.ssthresh_after_loss(&p.w, p.w.cwnd, p.now);
+    p.state = CaState::Recovery;
+    p.in_flight = 50 * MSS;
+    p.ack(MSS, BW, RTT, MSS, false);
+    assert_eq!(p.w.cwnd, 51 * MSS, "conservation from a short flight");
+    // A timeout while in recovery: the sender asks again, with the small window.
+    p.bbr.ssthresh_after_loss(&p.w, p.w.cwnd, p.now);
+    p.w.cwnd = MSS;
+    let rs = RateSample {
+        now: p.now,
+        total_delivered: p.delivered,
+        delivered_time: p.now,
+        mss: MSS,
+        ..RateSample::default()
+    };
+    p.bbr.on_rate_sample(&mut p.w, &rs, true);
+    p.state = CaState::Loss;
+    p.ack(MSS, BW, RTT, 0, false);
+    p.state = CaState::Open;
+    p.ack(MSS, BW, RTT, 0, false);
+    assert!(p.w.cwnd >= before, "back to the window before the first loss: {} against {before}", p.w.cwnd);
+}
