@@ -90,7 +90,7 @@ def test_cli_run_writes_tables_atomically(tmp_path):
         (["run", "no/such.toml"], "cannot read the scenario"),
         (
             ["run", "chain-6hop"],
-            "chain-6hop: no such file, and no shipped scenario of that name (shipped: chain-5hop, dumbbell,",
+            "chain-6hop: no such file, and no shipped scenario of that name (shipped: bbr-link, chain-5hop, dumbbell,",
         ),
         (["run", "chain-5hop", "--set", "links.0.lossy=0.1"], "links[0].lossy: unknown field"),
         (["run", "chain-5hop", "--set", "nodes"], "expected KEY=VALUE"),
@@ -230,3 +230,10 @@ def test_a_run_and_its_summary_do_not_import_pandas():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_an_unknown_tcp_variant_names_the_key_and_the_choices():
+    result = CliRunner().invoke(app, ["run", "bbr-link", "--set", 'tcp.variant="bbr3"'])
+    assert result.exit_code == 2
+    assert "tcp.variant: unknown variant `bbr3`" in result.output
+    assert "`cubic`, `bbr`" in result.output
