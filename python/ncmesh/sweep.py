@@ -768,6 +768,7 @@ def series_table(result: RunResult) -> pa.Table:
         ("queue_packets", "queues", "packets"),
         ("cwnd_bytes", "cwnd", "cwnd_bytes"),
         ("srtt_s", "rtt", "srtt_s"),
+        ("pacing_bps", "pacing", "pacing_bps"),
     ):
         series = result.arrow(table)
         n = series.num_rows
