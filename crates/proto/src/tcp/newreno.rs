@@ -16,6 +16,9 @@ impl TcpSender {
         }
         self.board.mark_front_lost();
         self.force_retransmit = true;
+        if self.rate.is_some() {
+            return; // a window-setting control (BBR) sets cwnd on this ACK
+        }
         let add_back = if acked >= self.mss { self.mss } else { 0 };
         self.w.cwnd = (self.w.cwnd.saturating_sub(acked) + add_back).max(self.mss);
     }
