@@ -30,7 +30,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Words that name a transport protocol or one of TCP's algorithms.
-const TRANSPORT_PROTOCOLS: &[&str] = &["tcp", "udp", "reno", "newreno", "cubic", "vegas", "sack"];
+const TRANSPORT_PROTOCOLS: &[&str] = &["tcp", "udp", "reno", "newreno", "cubic", "vegas", "sack", "bbr"];
 
 /// Words that name a coding protocol, besides the modules `builtin.rs`
 /// registers (see [`coding_protocols`]).
