@@ -4,8 +4,11 @@ only): ``profile = "ns3"`` against ns-3 itself, through the ``ns3`` wheel,
 and ``profile = "linux"`` against the kernel's TCP through ``ncmesh emulate``
 (iperf3 between the chain's end namespaces; needs root and iperf3).
 
-``python -m ncmesh.experiments.stacks ns3`` and ``... linux`` print the
-tables of docs/validation.md; ``ns3 --trace P`` prints cwnd, RTO and
+``python -m ncmesh.experiments.stacks ns3``, ``... linux`` and ``... bbr``
+print the tables of docs/validation.md (``bbr``: ``variant = "bbr"``
+against kernel BBR, on the chain and on ``scenarios/bbr-link.toml``'s one
+20 Mbit/s link; ``bbr --trace P --path link`` prints both sides' cwnd and
+pacing rate over time); ``ns3 --trace P`` prints cwnd, RTO and
 retransmissions of one flow on both sides at loss P. ns-3 runs in a child
 process (``python -m ncmesh.experiments.stacks ns3-worker``), which reads
 its jobs as JSON on standard input, so that its slow start-up is paid once.
