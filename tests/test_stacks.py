@@ -1,0 +1,39 @@
+"""The stacks experiment's pieces that need no kernel: reading `ss -tin`
+samples and lining up two traces."""
+
+import math
+
+from ncmesh.experiments.stacks import parse_ss, side_by_side
+
+SAMPLE = """T 100.000
+State Recv-Q Send-Q Local Address:Port Peer Address:Port
+ESTAB 0 0 10.0.0.1:40000 10.0.0.2:5201
+\t cubic wscale:7,7 rto:204 cwnd:10 bytes_sent:200 bytes_acked:190 pacing_rate 2.5Mbps
+ESTAB 0 0 10.0.0.1:40002 10.0.0.2:5201
+\t bbr wscale:7,7 rto:204 cwnd:40 bytes_acked:5000000 pacing_rate 19.5Mbps delivery_rate 18Mbps
+T 100.100
+FIN-WAIT-1 0 1 10.0.0.1:40000 10.0.0.2:5201
+\t bbr cwnd:4 bytes_acked:6000000 pacing_rate 950Kbps
+"""
+
+
+def test_ss_samples_take_the_connection_that_acknowledged_most():
+    assert parse_ss(SAMPLE) == [(0.0, 40, 19.5e6), (0.1, 4, 950e3)]
+
+
+def test_a_sample_with_no_connection_is_skipped_and_states_ending_in_t_are_not_stamps():
+    (only,) = parse_ss("T 5.000\nT 5.100\nLAST-ACK 0 0 a b\n\t cwnd:2 bytes_acked:9\n")
+    assert only[:2] == (0.1, 2)
+    assert math.isnan(only[2]), "no pacing rate reported"
+
+
+def test_traces_line_up_on_a_common_grid():
+    trace = {
+        "kernel": [(0.0, 10, 1e6), (0.7, 20, 2e6)],
+        "ncmesh": [(0.0, 10, 3e6), (0.2, 30, 4e6), (1.2, 5, 1e6)],
+    }
+    grid = side_by_side(trace, 0.5)
+    assert list(grid.time_s) == [0.0, 0.5]
+    assert list(grid.kernel_cwnd) == [10, 10]
+    assert list(grid.ncmesh_cwnd) == [10, 30]
+    assert list(grid.ncmesh_mbps) == [3.0, 4.0]
