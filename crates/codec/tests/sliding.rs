@@ -150,3 +150,24 @@ fn a_relay_holding_nothing_does_not_recode() {
     let relay = SlidingDecoder::new(Field::GF256, 4).unwrap();
     assert_eq!(relay.recode(1, u64::MAX, &mut Vec::new(), &mut [0; 4]).unwrap(), None);
 }
+
+/// A damaged sequence number far ahead costs no more than the rows held,
+/// and the decoder goes on from there.
+#[test]
+fn discarding_up_to_a_distant_sequence_number_is_immediate() {
+    let mut c = vec![0u8; 4];
+    let mut p = vec![0u8; 4];
+    let mut tx = SlidingEncoder::new(Field::GF256, 4).unwrap();
+    let mut relay = SlidingDecoder::new(Field::GF256, 4).unwrap();
+    for i in 0..4u8 {
+        tx.push(&[i; 4]).unwrap();
+        let start = tx.encode(u64::from(i), &mut c, &mut p).unwrap();
+        relay.consume(start, &c, &p).unwrap();
+    }
+    let far = u64::MAX / 2;
+    relay.discard_below(far);
+    assert_eq!(relay.rank(), 0);
+    assert_eq!(relay.first_unseen(), far);
+    relay.forget_below(far + 10);
+    assert_eq!(relay.first_unseen(), far);
+}

@@ -286,11 +286,18 @@ impl SlidingDecoder {
     /// Drops every row below `seq` whether delivered or not: a relay does so
     /// once the receiver has acknowledged seeing them, and never delivers.
     pub fn discard_below(&mut self, seq: u64) {
-        while self.first < seq {
-            self.rows.pop_front();
-            self.first += 1;
-        }
+        self.drop_front(seq);
         self.next_delivery = self.next_delivery.max(self.first);
+    }
+
+    /// Moves the window's start up to `seq`, in time bounded by the rows
+    /// held: a damaged or forged sequence number may lie far ahead.
+    fn drop_front(&mut self, seq: u64) {
+        if seq > self.first {
+            let held = (seq - self.first).min(self.rows.len() as u64) as usize;
+            self.rows.drain(..held);
+            self.first = seq;
+        }
     }
 
     /// The packet the latest innovative combination revealed (its pivot).
@@ -306,10 +313,6 @@ impl SlidingDecoder {
     /// Releases delivered packets below `seq`; combinations starting at or
     /// after `seq` no longer need them.
     pub fn forget_below(&mut self, seq: u64) {
-        let limit = seq.min(self.next_delivery);
-        while self.first < limit {
-            self.rows.pop_front();
-            self.first += 1;
-        }
+        self.drop_front(seq.min(self.next_delivery));
     }
 }

@@ -349,7 +349,9 @@ impl ForwardSource {
             k: k as u16,
             esi,
             start,
-            acked_below: self.first_unacked(),
+            // A window may start on a segment decoded since it was formed;
+            // the sink may forget below whichever comes first.
+            acked_below: self.first_unacked().min(start),
             timestamp: tcp::micros(now),
         };
         let coded = Coded { header, symbol };
