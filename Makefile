@@ -120,6 +120,7 @@ mutants-models mutants-store: mutants-%: $(STAMP)
 # cargo-mutants exits 2 for missed mutants and 3 for timeouts: reported, so not errors here.
 mutants-honc mutants-decoder mutants-tcp mutants-gf: mutants-%:
 	command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
+	mkdir -p target/mutants
 	nice timeout $(mutants-$*-limit) cargo mutants -o target/mutants/$* $(mutants-$*-args) \
 		|| { status=$$?; [ $$status -eq 2 ] || [ $$status -eq 3 ]; }
 
