@@ -209,6 +209,7 @@ fn no_block_is_deleted_before_its_ack_ncb() {
     assert!(counter(c.honc(1), "blocks_decoded") >= b as u64);
     assert_eq!(counter(c.honc(0), "blocks_acked"), 0);
     assert_eq!(in_use, b);
+    assert!(counter(c.honc(0), "held_by_pairs") > 0, "(14) held packets back");
     for block in 0..b {
         assert!(c.honc(0).holds_block(0, block), "block {block} was dropped unacknowledged");
     }
@@ -306,6 +307,33 @@ fn a_gateway_delivers_in_order_past_its_small_wired_queue() {
     }
     assert_eq!(counter(c.honc(2), "dropped"), 0);
     assert!(counter(c.honc(2), "blocks_decoded") > 0);
+}
+
+/// Eq. (1): L = max(N, l), N the flows active on the hop. Six flows share
+/// one hop with l = 4: while all of them send, a block holds six packets.
+#[test]
+fn a_block_holds_a_packet_of_every_active_flow() {
+    let mut c = Spec { real: true, ..Spec::new(1, lossy(1_000_000, 20, 0.0, 0), 6, 60_000, 4) }.build();
+    let sizes = Rc::new(RefCell::new(Vec::new()));
+    let s = sizes.clone();
+    c.mesh.mangle = Some(Box::new(move |_, _, frame| {
+        if let Body::Bytes { kind, bytes } = &frame.body {
+            if *kind == ncmesh_proto::honc::wire::KIND {
+                if let Ok(Frame::Coded(coded)) = Frame::parse(bytes) {
+                    s.borrow_mut().push(coded.size);
+                }
+            }
+        }
+    }));
+    c.run(Instant::from_secs_f64(30.0));
+    for f in c.delivered() {
+        in_order_exactly_once(&f, 60_000);
+    }
+    let sizes = sizes.borrow();
+    assert_eq!(sizes.iter().max(), Some(&6));
+    // All but the tail's blocks: 6 x 60 packets make 60 full blocks.
+    let full = sizes.iter().filter(|&&n| n == 6).count();
+    assert!(full * 10 > sizes.len() * 9, "{full} of {} frames in blocks of 6", sizes.len());
 }
 
 #[test]
