@@ -205,6 +205,19 @@ fn flows_are_resequenced_from_their_isn() {
     }
 }
 
+/// Condition (15)'s exception: a partial block goes once its oldest packet
+/// has waited flush_after (0.2 s), not at some later event. One packet on a
+/// 20 ms hop: formed at 0.2 s, it arrives 20 ms and a frame time (8.5 ms)
+/// later; nothing else happens meanwhile that could form it.
+#[test]
+fn a_partial_block_leaves_when_flush_after_expires() {
+    let mut c = Spec::new(1, lossy(1_000_000, 20, 0.0, 0), 1, MSS, 6).build();
+    c.run(Instant::from_secs_f64(0.2 + 0.02));
+    assert!(c.delivered()[0].is_empty(), "delivered before flush_after and the hop's delay");
+    c.run(Instant::from_secs_f64(0.2 + 0.02 + 0.0085 + 0.001));
+    assert_eq!(c.delivered()[0], [0]);
+}
+
 fn is_ack(frame: &ncmesh_proto::Frame) -> bool {
     match &frame.body {
         Body::Message(m) => matches!(m.downcast_ref::<Frame>(), Some(Frame::Ack(_))),
