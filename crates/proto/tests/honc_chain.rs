@@ -214,6 +214,7 @@ fn a_partial_block_leaves_when_flush_after_expires() {
     let mut c = Spec::new(1, lossy(1_000_000, 20, 0.0, 0), 1, MSS, 6).build();
     c.run(Instant::from_secs_f64(0.2 + 0.02));
     assert!(c.delivered()[0].is_empty(), "delivered before flush_after and the hop's delay");
+    assert!(counter(c.honc(0), "held_by_queue") > 0, "(15) held the packet");
     c.run(Instant::from_secs_f64(0.2 + 0.02 + 0.0085 + 0.001));
     assert_eq!(c.delivered()[0], [0]);
 }
