@@ -366,6 +366,36 @@ fn a_block_holds_a_packet_of_every_active_flow() {
     assert!(full * 10 > sizes.len() * 9, "{full} of {} frames in blocks of 6", sizes.len());
 }
 
+/// Condition (12): with blocks in flight, a hop whose next node reports a
+/// backlog above (B - B' + 1) L forms no new block. A 1 Mbit/s hop feeds a
+/// 250 kbit/s one twice what it carries, so node 1's backlog builds and
+/// node 0 holds blocks back.
+#[test]
+fn a_hop_holds_blocks_back_while_the_next_node_is_backlogged() {
+    let params = HoncParams { spoof_window: 1000, ..HoncParams::default() };
+    let fast = LinkSpec::new(1_000_000, Duration::from_millis(10));
+    let slow = LinkSpec::new(250_000, Duration::from_millis(10));
+    let mut b = MeshBuilder::new(3).link(0, 1, fast).link(1, 2, slow);
+    let key = flow(0, 2);
+    b.flows = vec![FlowInfo { key, tcp: Some(TcpInfo { config: tcp(), isn: 0 }) }];
+    b.parsers = Arc::new(Parsers::default());
+    let mut mesh = b.build(1, |_, ctx| Honc::hop_layer(&params, ctx));
+    mesh.route(key, &[0, 1, 2]);
+    let mut seq = 0;
+    mesh.run(Instant::from_secs_f64(20.0), |mesh| {
+        // One packet every 15 ms: twice what the slow hop carries.
+        while (seq / MSS) as u64 * 15_000_000 <= mesh.now.0 && seq / MSS < 1000 {
+            let mut s = Segment::new(key.src_port, key.dst_port);
+            s.seq = seq;
+            s.data = Data::Virtual { len: MSS, offset: seq as u64 };
+            seq += MSS;
+            mesh.send(0, Packet::new(key.src, key.dst, Payload::Tcp(s)));
+        }
+    });
+    let h: &HoncNode = (mesh.nodes[0].hop().expect("node 0 runs TCP-HONC") as &dyn Any).downcast_ref().unwrap();
+    assert!(counter(h, "held_by_backlog") > 0, "(12) never held a block back");
+}
+
 #[test]
 fn frames_are_what_the_wire_format_says() {
     // Every frame the chain sends, emitted, parses back to the same length.
