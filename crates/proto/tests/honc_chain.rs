@@ -366,6 +366,43 @@ fn a_block_holds_a_packet_of_every_active_flow() {
     assert!(full * 10 > sizes.len() * 9, "{full} of {} frames in blocks of 6", sizes.len());
 }
 
+/// Alg. 1 step 1: blocks take the flows' packets round robin. Six flows
+/// always backlogged on a hop of l = 4: every block of six holds one
+/// packet of each.
+#[test]
+fn blocks_take_the_flows_in_turn() {
+    let mut c = Spec::new(1, lossy(1_000_000, 20, 0.0, 0), 6, 60_000, 4).build();
+    let blocks = Rc::new(RefCell::new(Vec::new()));
+    let seen = blocks.clone();
+    c.mesh.drop = Box::new(move |_, _, frame| {
+        if let Body::Message(m) = &frame.body {
+            if let Some(Frame::Coded(coded)) = m.downcast_ref::<Frame>() {
+                if let ncmesh_proto::honc::wire::Symbol::Virtual { members, .. } = &coded.symbol {
+                    let ports: Vec<u16> = members
+                        .iter()
+                        .map(|p| match &p.payload {
+                            Payload::Tcp(s) => s.src_port,
+                            _ => panic!("blocks hold the flows' segments"),
+                        })
+                        .collect();
+                    seen.borrow_mut().push((coded.block, ports));
+                }
+            }
+        }
+        false
+    });
+    c.run(Instant::from_secs_f64(30.0));
+    let blocks = blocks.borrow();
+    let full: Vec<&Vec<u16>> = blocks.iter().filter(|(_, p)| p.len() == 6).map(|(_, p)| p).collect();
+    assert!(full.len() > 50, "{} frames of full blocks", full.len());
+    for ports in full {
+        let mut sorted = ports.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 6, "a block of six holds a packet of each flow: {ports:?}");
+    }
+}
+
 /// Condition (12): with blocks in flight, a hop whose next node reports a
 /// backlog above (B - B' + 1) L forms no new block. A 1 Mbit/s hop feeds a
 /// 250 kbit/s one twice what it carries, so node 1's backlog builds and
