@@ -106,8 +106,9 @@ mutants-gf-limit := 30m
 mutants-honc-args := -p ncmesh-proto -f 'crates/proto/src/honc/*.rs' -C --lib -C --test=honc_chain
 mutants-decoder-args := -p ncmesh-codec -f crates/codec/src/rlnc/decoder.rs -C --lib -C --test=rlnc
 mutants-tcp-args := -p ncmesh-proto -f crates/proto/src/tcp/sender.rs -f crates/proto/src/tcp/recovery.rs \
-	-f crates/proto/src/tcp/sack.rs -f crates/proto/src/tcp/rtt.rs -f crates/proto/src/tcp/newreno.rs -C --lib -C --test=fast_retransmit \
-	-C --test=newreno_partial_ack -C --test=rto_backoff -C --test=sack_recovery -C --test=delivery
+	-f crates/proto/src/tcp/sack.rs -f crates/proto/src/tcp/rtt.rs -f crates/proto/src/tcp/newreno.rs \
+	-f crates/proto/src/tcp/prr.rs -f crates/proto/src/tcp/rack.rs -C --lib -C --test=fast_retransmit \
+	-C --test=newreno_partial_ack -C --test=rto_backoff -C --test=sack_recovery -C --test=delivery -C --test=prr -C --test=rack
 mutants-gf-args := -p ncmesh-gf -C --lib
 
 .PHONY: $(addprefix mutants-,$(MUTANTS_AREAS))
@@ -120,6 +121,7 @@ mutants-models mutants-store: mutants-%: $(STAMP)
 # cargo-mutants exits 2 for missed mutants and 3 for timeouts: reported, so not errors here.
 mutants-honc mutants-decoder mutants-tcp mutants-gf: mutants-%:
 	command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
+	mkdir -p target/mutants
 	nice timeout $(mutants-$*-limit) cargo mutants -o target/mutants/$* $(mutants-$*-args) \
 		|| { status=$$?; [ $$status -eq 2 ] || [ $$status -eq 3 ]; }
 

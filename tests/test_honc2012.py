@@ -1,6 +1,7 @@
 """Seed 000's single-path claims (docs/protocols/honc.md), on a short run."""
 
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -37,9 +38,12 @@ def test_honc_approaches_the_per_hop_bound(at_35):
 
 
 def test_honc_beats_both_tcpnc_baselines_in_throughput(at_35):
+    """The quick run's ratios as docs/protocols/honc.md states them: above the
+    paper's 3.36x over end to end, and 1.35x over hop by hop, which is above
+    1.3x but short of the paper's 2.43x (the docs say why)."""
     h = at_35["honc"]["throughput_bps"]
-    assert h > 2.0 * at_35["tcpnc-e2e"]["throughput_bps"]
-    assert h > 1.2 * at_35["tcpnc-hbh"]["throughput_bps"]
+    assert h / at_35["tcpnc-e2e"]["throughput_bps"] > 3.36
+    assert 1.3 < h / at_35["tcpnc-hbh"]["throughput_bps"] < 2.43
 
 
 def test_bbr_is_a_baseline_row_of_its_own(at_35):
@@ -50,9 +54,38 @@ def test_bbr_is_a_baseline_row_of_its_own(at_35):
     assert at_35["honc"]["throughput_bps"] > 10 * at_35["bbr"]["throughput_bps"]
 
 
-def test_honc_delay_is_below_end_to_end_coding(at_35):
-    assert at_35["honc"]["delay_mean_s"] < at_35["tcpnc-e2e"]["delay_mean_s"]
-    assert at_35["honc"]["delay_std_s"] < at_35["tcpnc-hbh"]["delay_std_s"]
+def test_honc_delay_as_the_quick_run_gives_it(at_35):
+    """The quick run (seed 1, 1000 s) meets the delay target against end to
+    end (0.28 of its mean delay; the paper has 0.27) but not against hop by
+    hop: TCP-HONC's mean delay is above hop by hop's there, though its spread
+    is a tenth of it. At the full settings it is below both (the slow test)."""
+    honc, e2e, hbh = (at_35[s] for s in ("honc", "tcpnc-e2e", "tcpnc-hbh"))
+    assert honc["delay_mean_s"] < 0.3 * e2e["delay_mean_s"]
+    assert hbh["delay_mean_s"] < honc["delay_mean_s"] < 1.25 * hbh["delay_mean_s"]
+    assert honc["delay_std_s"] < 0.1 * hbh["delay_std_s"]
+
+
+@pytest.mark.slow
+def test_the_full_settings_meet_the_documented_targets(tmp_path):
+    """The claims table of docs/protocols/honc.md at the full reproduction's
+    length (10000 s, P_e = 0.35). CI runs seed 1; NCMESH_HONC2012_SEEDS
+    (say "1,2,3,4,5", the full reproduction's) runs more. Met: the paper's
+    3.36x over end to end, delay below both baselines and under the paper's
+    0.90 of hop by hop, goodput over 0.8 of eq. (3)'s bound. Not met, and
+    asserted as not met so that the docs change with them: 2.43x over hop by
+    hop (about 1.4x) and 0.27 of end to end's delay (about 0.3)."""
+    seeds = tuple(int(s) for s in os.environ.get("NCMESH_HONC2012_SEEDS", "1").split(","))
+    fig5 = honc2012.tables(_run(honc2012.Settings(10_000.0, seeds, (0.35,), (), ()), tmp_path))[0]
+    at = {row.scheme: row._asdict() for row in fig5.itertuples()}
+    honc, e2e, hbh = (at[s] for s in ("honc", "tcpnc-e2e", "tcpnc-hbh"))
+    assert all(at[s]["seeds"] == len(seeds) and at[s]["failed"] == 0 for s in at)
+    bound = float(closed_forms.throughput_hop_by_hop(honc2012.CAPACITY_BPS, 0.35))
+    assert honc["throughput_bps"] > 0.8 * bound
+    assert honc["fairness"] > 0.99
+    assert honc["throughput_bps"] / e2e["throughput_bps"] > 3.36
+    assert 1.3 < honc["throughput_bps"] / hbh["throughput_bps"] < 2.43
+    assert 0.27 < honc["delay_mean_s"] / e2e["delay_mean_s"] < 0.35
+    assert honc["delay_mean_s"] / hbh["delay_mean_s"] < 0.9
 
 
 def test_an_interrupted_reproduction_resumes_without_rerunning(tmp_path):

@@ -235,6 +235,37 @@ fn a_symbol_is_decoded_before_a_pending_pivot_is_cleared_from_its_row() {
     }
 }
 
+#[test]
+fn an_older_row_is_decoded_once_every_pending_pivot_it_holds_is_cleared() {
+    // Rows e_r + e_16 + e_17 for r < 16 fill the pending rows, so they are
+    // reduced and become older rows; e_16 and e_17 then wait as pending rows
+    // that every older row still holds a coefficient of. After e_16 alone no
+    // older symbol is decoded; after e_17 too, all of them are, before the
+    // pending columns are cleared from the older rows.
+    for f in [Field::GF256, Field::GF16] {
+        // The decoder's PENDING_ROWS.
+        const PENDING_ROWS: usize = 16;
+        let g = 24;
+        let mut decoder = Decoder::new(f, g, 0).unwrap();
+        let mut rows = Vec::new();
+        let unit = |i: usize| (0..g).map(|j| u8::from(j == i)).collect::<Vec<u8>>();
+        for r in 0..PENDING_ROWS + 2 {
+            let mut c = unit(r);
+            if r < PENDING_ROWS {
+                c[PENDING_ROWS] = 2;
+                c[PENDING_ROWS + 1] = 3;
+            }
+            decoder.consume(&c, &[]).unwrap();
+            rows.push(c);
+            for i in 0..g {
+                let want = unit_in_span(f, &rows, i);
+                assert_eq!(decoder.is_symbol_decoded(i), want, "{f:?}, {} rows, symbol {i}", rows.len());
+            }
+        }
+        assert_eq!(decoder.symbols_decoded(), PENDING_ROWS + 2, "{f:?}");
+    }
+}
+
 /// Decoded means the unit vector e_i is in the span of what was received.
 fn unit_in_span(f: Field, rows: &[Vec<u8>], i: usize) -> bool {
     let mut with_unit = rows.to_vec();

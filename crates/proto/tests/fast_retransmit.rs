@@ -21,6 +21,8 @@ fn run(variant: Variant) {
         outstanding_before = p.sender.snd_max() - p.sender.snd_una();
         assert!(p.step(), "idle before any fast retransmit");
     }
+    // RFC 5681 section 3.2: the third duplicate ACK, not the fourth.
+    assert_eq!(p.sender.stats().dupacks, 3, "duplicate ACKs before the fast retransmit");
     let ssthresh = p.sender.ssthresh();
     assert_eq!(ssthresh, outstanding_before / 2, "ssthresh = FlightSize / 2");
     assert!(ssthresh.abs_diff(cwnd_before / 2) <= MSS, "cwnd {cwnd_before} -> ssthresh {ssthresh}");
@@ -67,6 +69,11 @@ fn sack_one_loss_one_fast_retransmit() {
     let fwd = Link::new(Duration::from_millis(25)).with_drop(drop_first_transmission([30 * MSS]));
     let mut p = Pair::new(&config, fwd, Link::new(Duration::from_millis(25)));
     p.push(300 * MSS);
+    while p.sender.stats().fast_retransmits == 0 {
+        assert!(p.step(), "idle before any fast retransmit");
+    }
+    // RFC 6675 section 5: DupThresh = 3 segments SACKed above the hole.
+    assert_eq!(p.sender.stats().dupacks, 3, "duplicate ACKs before the fast retransmit");
     assert!(p.run_to_finish(Instant::from_secs_f64(60.0)));
     let s = p.sender.stats();
     assert_eq!((s.fast_retransmits, s.retransmits, s.timeouts), (1, 1, 0));

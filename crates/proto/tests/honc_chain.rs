@@ -54,6 +54,8 @@ struct Spec {
     real: bool,
     /// A host behind the last node, over a wired hop with this queue.
     gateway: Option<usize>,
+    /// The flows' initial sequence number.
+    isn: u32,
 }
 
 /// A coded hop of `rate` bit/s and `delay_ms`, losing `loss` of its frames
@@ -70,7 +72,7 @@ fn lossy(rate: u64, delay_ms: u64, loss: f64, jitter_ms: u64) -> LinkSpec {
 impl Spec {
     /// `hops` coded hops of `link`; `flows` flows of `total` bytes each.
     fn new(hops: usize, link: LinkSpec, flows: usize, total: u32, seed: u64) -> Spec {
-        Spec { hops, link, flows, total, params: HoncParams::default(), seed, real: false, gateway: None }
+        Spec { hops, link, flows, total, params: HoncParams::default(), seed, real: false, gateway: None, isn: 0 }
     }
 
     fn build(self) -> Chain {
@@ -88,7 +90,7 @@ impl Spec {
             );
         }
         b.flows = (0..self.flows)
-            .map(|f| FlowInfo { key: flow(f, sink), tcp: Some(TcpInfo { config: tcp(), isn: 0 }) })
+            .map(|f| FlowInfo { key: flow(f, sink), tcp: Some(TcpInfo { config: tcp(), isn: self.isn }) })
             .collect();
         b.real_payloads = self.real;
         b.parsers = Registry::builtin().parsers().clone();
@@ -98,7 +100,8 @@ impl Spec {
         let sources = (0..self.flows)
             .map(|f| {
                 mesh.route(flow(f, sink), &path);
-                Source { flow: flow(f, sink), next: 0, acked: 0, window: MSS, total: self.total }
+                let isn = self.isn;
+                Source { flow: flow(f, sink), next: isn, acked: isn, window: MSS, total: isn.wrapping_add(self.total) }
             })
             .collect();
         Chain { mesh, sources, sink }
@@ -189,6 +192,33 @@ fn lossy_reordering_chain_delivers_everything_once_in_order() {
     }
 }
 
+/// Flows whose sequence numbers start far from 0: the destination puts
+/// packets back in order from each flow's own ISN.
+#[test]
+fn flows_are_resequenced_from_their_isn() {
+    let isn = 3_000_000_000;
+    let mut c = Spec { isn, ..Spec::new(2, lossy(1_000_000, 20, 0.2, 10), 2, 100_000, 8) }.build();
+    c.run(Instant::from_secs_f64(200.0));
+    for f in c.delivered() {
+        let from_isn: Vec<u32> = f.iter().map(|s| s - isn).collect();
+        in_order_exactly_once(&from_isn, 100_000);
+    }
+}
+
+/// Condition (15)'s exception: a partial block goes once its oldest packet
+/// has waited flush_after (0.2 s), not at some later event. One packet on a
+/// 20 ms hop: formed at 0.2 s, it arrives 20 ms and a frame time (8.5 ms)
+/// later; nothing else happens meanwhile that could form it.
+#[test]
+fn a_partial_block_leaves_when_flush_after_expires() {
+    let mut c = Spec::new(1, lossy(1_000_000, 20, 0.0, 0), 1, MSS, 6).build();
+    c.run(Instant::from_secs_f64(0.2 + 0.02));
+    assert!(c.delivered()[0].is_empty(), "delivered before flush_after and the hop's delay");
+    assert!(counter(c.honc(0), "held_by_queue") > 0, "(15) held the packet");
+    c.run(Instant::from_secs_f64(0.2 + 0.02 + 0.0085 + 0.001));
+    assert_eq!(c.delivered()[0], [0]);
+}
+
 fn is_ack(frame: &ncmesh_proto::Frame) -> bool {
     match &frame.body {
         Body::Message(m) => matches!(m.downcast_ref::<Frame>(), Some(Frame::Ack(_))),
@@ -209,6 +239,7 @@ fn no_block_is_deleted_before_its_ack_ncb() {
     assert!(counter(c.honc(1), "blocks_decoded") >= b as u64);
     assert_eq!(counter(c.honc(0), "blocks_acked"), 0);
     assert_eq!(in_use, b);
+    assert!(counter(c.honc(0), "held_by_pairs") > 0, "(14) held packets back");
     for block in 0..b {
         assert!(c.honc(0).holds_block(0, block), "block {block} was dropped unacknowledged");
     }
@@ -306,6 +337,100 @@ fn a_gateway_delivers_in_order_past_its_small_wired_queue() {
     }
     assert_eq!(counter(c.honc(2), "dropped"), 0);
     assert!(counter(c.honc(2), "blocks_decoded") > 0);
+}
+
+/// Eq. (1): L = max(N, l), N the flows active on the hop. Six flows share
+/// one hop with l = 4: while all of them send, a block holds six packets.
+#[test]
+fn a_block_holds_a_packet_of_every_active_flow() {
+    let mut c = Spec { real: true, ..Spec::new(1, lossy(1_000_000, 20, 0.0, 0), 6, 60_000, 4) }.build();
+    let sizes = Rc::new(RefCell::new(Vec::new()));
+    let s = sizes.clone();
+    c.mesh.mangle = Some(Box::new(move |_, _, frame| {
+        if let Body::Bytes { kind, bytes } = &frame.body {
+            if *kind == ncmesh_proto::honc::wire::KIND {
+                if let Ok(Frame::Coded(coded)) = Frame::parse(bytes) {
+                    s.borrow_mut().push(coded.size);
+                }
+            }
+        }
+    }));
+    c.run(Instant::from_secs_f64(30.0));
+    for f in c.delivered() {
+        in_order_exactly_once(&f, 60_000);
+    }
+    let sizes = sizes.borrow();
+    assert_eq!(sizes.iter().max(), Some(&6));
+    // All but the tail's blocks: 6 x 60 packets make 60 full blocks.
+    let full = sizes.iter().filter(|&&n| n == 6).count();
+    assert!(full * 10 > sizes.len() * 9, "{full} of {} frames in blocks of 6", sizes.len());
+}
+
+/// Alg. 1 step 1: blocks take the flows' packets round robin. Six flows
+/// always backlogged on a hop of l = 4: every block of six holds one
+/// packet of each.
+#[test]
+fn blocks_take_the_flows_in_turn() {
+    let mut c = Spec::new(1, lossy(1_000_000, 20, 0.0, 0), 6, 60_000, 4).build();
+    let blocks = Rc::new(RefCell::new(Vec::new()));
+    let seen = blocks.clone();
+    c.mesh.drop = Box::new(move |_, _, frame| {
+        if let Body::Message(m) = &frame.body {
+            if let Some(Frame::Coded(coded)) = m.downcast_ref::<Frame>() {
+                if let ncmesh_proto::honc::wire::Symbol::Virtual { members, .. } = &coded.symbol {
+                    let ports: Vec<u16> = members
+                        .iter()
+                        .map(|p| match &p.payload {
+                            Payload::Tcp(s) => s.src_port,
+                            _ => panic!("blocks hold the flows' segments"),
+                        })
+                        .collect();
+                    seen.borrow_mut().push((coded.block, ports));
+                }
+            }
+        }
+        false
+    });
+    c.run(Instant::from_secs_f64(30.0));
+    let blocks = blocks.borrow();
+    let full: Vec<&Vec<u16>> = blocks.iter().filter(|(_, p)| p.len() == 6).map(|(_, p)| p).collect();
+    assert!(full.len() > 50, "{} frames of full blocks", full.len());
+    for ports in full {
+        let mut sorted = ports.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 6, "a block of six holds a packet of each flow: {ports:?}");
+    }
+}
+
+/// Condition (12): with blocks in flight, a hop whose next node reports a
+/// backlog above (B - B' + 1) L forms no new block. A 1 Mbit/s hop feeds a
+/// 250 kbit/s one twice what it carries, so node 1's backlog builds and
+/// node 0 holds blocks back.
+#[test]
+fn a_hop_holds_blocks_back_while_the_next_node_is_backlogged() {
+    let params = HoncParams { spoof_window: 1000, ..HoncParams::default() };
+    let fast = LinkSpec::new(1_000_000, Duration::from_millis(10));
+    let slow = LinkSpec::new(250_000, Duration::from_millis(10));
+    let mut b = MeshBuilder::new(3).link(0, 1, fast).link(1, 2, slow);
+    let key = flow(0, 2);
+    b.flows = vec![FlowInfo { key, tcp: Some(TcpInfo { config: tcp(), isn: 0 }) }];
+    b.parsers = Arc::new(Parsers::default());
+    let mut mesh = b.build(1, |_, ctx| Honc::hop_layer(&params, ctx));
+    mesh.route(key, &[0, 1, 2]);
+    let mut seq = 0;
+    mesh.run(Instant::from_secs_f64(20.0), |mesh| {
+        // One packet every 15 ms: twice what the slow hop carries.
+        while (seq / MSS) as u64 * 15_000_000 <= mesh.now.0 && seq / MSS < 1000 {
+            let mut s = Segment::new(key.src_port, key.dst_port);
+            s.seq = seq;
+            s.data = Data::Virtual { len: MSS, offset: seq as u64 };
+            seq += MSS;
+            mesh.send(0, Packet::new(key.src, key.dst, Payload::Tcp(s)));
+        }
+    });
+    let h: &HoncNode = (mesh.nodes[0].hop().expect("node 0 runs TCP-HONC") as &dyn Any).downcast_ref().unwrap();
+    assert!(counter(h, "held_by_backlog") > 0, "(12) never held a block back");
 }
 
 #[test]

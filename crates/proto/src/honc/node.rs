@@ -1016,3 +1016,64 @@ impl HopLayer for HoncNode {
         self.stat_counters()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 1 Mbit/s hop of 20 ms.
+    fn neighbour() -> Neighbour {
+        let link = LinkInfo {
+            neighbour: Ipv4Addr::new(10, 0, 0, 2),
+            wireless: true,
+            capacity_bps: 1_000_000,
+            delay: Duration::from_millis(20),
+            loss: 0.0,
+            queue: 50,
+        };
+        Neighbour::new(link, &HoncParams::default())
+    }
+
+    /// The receiver's record of decoded blocks, as ACK-NCBs carry it: every
+    /// block below `finished_below`, and the 32 above it by a mask whose
+    /// bit k - 1 is block `finished_below + k`.
+    #[test]
+    fn finished_blocks_are_a_bound_and_a_mask_above_it() {
+        let mut n = neighbour();
+        assert!(!n.is_finished(0));
+        assert_eq!((n.finished_below, n.finished_mask()), (0, 0));
+        for block in [0, 2, 3, 33] {
+            n.finish(block);
+        }
+        let finished: Vec<u32> = (0..40).filter(|&b| n.is_finished(b)).collect();
+        assert_eq!(finished, [0, 2, 3, 33]);
+        // Bound 1; blocks 2 and 3 are 1 and 2 above it, block 33 is 32 above.
+        assert_eq!(n.finished_below, 1);
+        assert_eq!(n.finished_mask(), 0b11 | 1 << 31);
+        // Block 1 closes the gap: the bound passes every contiguous block.
+        n.finish(1);
+        assert_eq!((n.finished_below, n.finished_mask()), (4, 1 << 28));
+        let finished: Vec<u32> = (0..40).filter(|&b| n.is_finished(b)).collect();
+        assert_eq!(finished, [0, 1, 2, 3, 33]);
+        // Finishing a block again changes nothing.
+        n.finish(2);
+        assert_eq!((n.finished_below, n.finished_mask()), (4, 1 << 28));
+    }
+
+    /// Twice the hop delay, plus 4 L + 4 frame times, doubled per backoff
+    /// up to 16 times; a delay estimate above the link's own stretches it.
+    #[test]
+    fn the_ack_timeout_is_the_round_trip_and_the_receivers_wait() {
+        let mut n = neighbour();
+        let frame_s = f64::from((1000 + BASE_HEADER_BYTES + FRAME_HEADER_BYTES) * 8) / 1e6;
+        let want = |delay_s: f64, size: u32, factor: f64| (2.0 * delay_s + frame_s * f64::from(4 * size + 4)) * factor;
+        for (size, backoff, factor) in [(4, 0, 1.0), (4, 1, 2.0), (10, 3, 8.0), (10, 4, 16.0), (10, 9, 16.0)] {
+            let got = n.ack_timeout(size, backoff).as_secs_f64();
+            assert!((got - want(0.02, size, factor)).abs() < 1e-6, "L = {size}, backoff {backoff}: {got}");
+        }
+        n.delay.value = 0.05;
+        assert!((n.ack_timeout(4, 0).as_secs_f64() - want(0.05, 4, 1.0)).abs() < 1e-6);
+        n.delay.value = 0.01;
+        assert!((n.ack_timeout(4, 0).as_secs_f64() - want(0.02, 4, 1.0)).abs() < 1e-6, "never below the link's delay");
+    }
+}
