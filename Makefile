@@ -107,11 +107,13 @@ fuzz: cargo-fuzz
 # (the aligned symbol buffers) and of what drives it: the decoder, the
 # packed rows, XOR, and the fuzz harnesses on a few dozen inputs each.
 # Its other tests are safe code over the same kernels, for minutes each.
+# Each step stops after MIRI_LIMIT.
+MIRI_LIMIT := 20m
 MIRI_CODEC_TESTS := rlnc:: xor:: wire::tests::fuzz_harnesses_run_clean_on_a_sample
 miri: nightly
 	cargo +$(NIGHTLY) miri setup
-	nice timeout 20m cargo +$(NIGHTLY) miri test -p ncmesh-gf --lib
-	nice timeout 10m cargo +$(NIGHTLY) miri test -p ncmesh-codec --lib -- $(MIRI_CODEC_TESTS)
+	nice timeout $(MIRI_LIMIT) cargo +$(NIGHTLY) miri test -p ncmesh-gf --lib
+	nice timeout $(MIRI_LIMIT) cargo +$(NIGHTLY) miri test -p ncmesh-codec --lib -- $(MIRI_CODEC_TESTS)
 
 # AddressSanitizer over the tests of gf and codec, every kernel tier this
 # CPU has (each against the scalar reference, rows between guard bytes),
