@@ -122,7 +122,7 @@ miri: nightly
 # fastest (NCMESH_GF_ISA). The tests build for the host named as a target,
 # so that the sanitizer stays out of build scripts and proc-macros.
 SANITIZE_SECONDS := 30
-HOST := $(shell rustc -vV | sed -n 's/^host: //p')
+HOST = $(shell rustc -vV | sed -n 's/^host: //p')
 SANITIZE_TIERS := ssse3 avx2 avx512 gfni256
 ASAN := RUSTFLAGS="-Zsanitizer=address"
 sanitize: cargo-fuzz
