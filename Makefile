@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: demo test lint docs test-wheel test-neon bench-codec bench-sim bench-report bench-wifi fuzz mutants clean
+.PHONY: nightly cargo-fuzz
+.PHONY: demo test lint docs test-wheel test-neon bench-codec bench-sim bench-report bench-wifi fuzz miri sanitize mutants clean
 
 demo: $(STAMP)
 	$(BIN)/ncmesh reproduce honc2012 --quick --out demo-out
@@ -82,9 +83,55 @@ bench-wifi: $(STAMP)
 	$(BIN)/python -m pip install -q ns3
 	$(BIN)/ncmesh bench wifi
 
-fuzz:
-	cd fuzz && for t in wire_parse decoder_consume lt_consume scenario_load tcp_segments packet_parse tcpnc_messages honc_frames tcpforward_messages; do \
-		cargo +nightly fuzz run $$t -- -max_total_time=600 || exit 1; done
+FUZZ_TARGETS := wire_parse decoder_consume lt_consume scenario_load tcp_segments packet_parse tcpnc_messages \
+	honc_frames tcpforward_messages
+
+# The nightly toolchain with Miri and the standard library's source, and
+# cargo-fuzz, installed if missing (an installed nightly is kept as it is).
+NIGHTLY := nightly
+nightly:
+	@rustup component list --toolchain $(NIGHTLY) --installed 2>/dev/null | grep -q '^miri' \
+		&& rustup component list --toolchain $(NIGHTLY) --installed | grep -q '^rust-src' \
+		|| rustup toolchain install $(NIGHTLY) --profile minimal --component miri --component rust-src
+cargo-fuzz: nightly
+	@command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
+
+fuzz: cargo-fuzz
+	cd fuzz && for t in $(FUZZ_TARGETS); do cargo +$(NIGHTLY) fuzz run $$t -- -max_total_time=600 || exit 1; done
+
+# gf's tests under Miri, which checks every memory access (bounds,
+# alignment, initialisation, aliasing) and every unsafe operation: the
+# scalar tier and the portable code (M4RM, the sliced rows) on short rows,
+# and tests that would take minutes ignored with their reason; the vector
+# tiers are left to `make sanitize`. Then codec's tests of its unsafe code
+# (the aligned symbol buffers) and of what drives it: the decoder, the
+# packed rows, XOR, and the fuzz harnesses on a few dozen inputs each.
+# Its other tests are safe code over the same kernels, for minutes each.
+# Each step stops after MIRI_LIMIT.
+MIRI_LIMIT := 20m
+MIRI_CODEC_TESTS := rlnc:: xor:: wire::tests::fuzz_harnesses_run_clean_on_a_sample
+miri: nightly
+	cargo +$(NIGHTLY) miri setup
+	nice timeout $(MIRI_LIMIT) cargo +$(NIGHTLY) miri test -p ncmesh-gf --lib
+	nice timeout $(MIRI_LIMIT) cargo +$(NIGHTLY) miri test -p ncmesh-codec --lib -- $(MIRI_CODEC_TESTS)
+
+# AddressSanitizer over the tests of gf and codec, every kernel tier this
+# CPU has (each against the scalar reference, rows between guard bytes),
+# then each fuzz target for SANITIZE_SECONDS (cargo-fuzz builds with ASan),
+# and the codec's two targets again on each x86 vector tier below the
+# fastest (NCMESH_GF_ISA). The tests build for the host named as a target,
+# so that the sanitizer stays out of build scripts and proc-macros.
+SANITIZE_SECONDS := 30
+HOST = $(shell rustc -vV | sed -n 's/^host: //p')
+SANITIZE_TIERS := ssse3 avx2 avx512 gfni256
+ASAN := RUSTFLAGS="-Zsanitizer=address"
+sanitize: cargo-fuzz
+	$(ASAN) nice cargo +$(NIGHTLY) test --target $(HOST) \
+		--target-dir target/asan -p ncmesh-gf -p ncmesh-codec --lib --tests
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+		nice cargo +$(NIGHTLY) fuzz run $$t -- -max_total_time=$(SANITIZE_SECONDS) || exit 1; done
+	cd fuzz && for isa in $(SANITIZE_TIERS); do for t in decoder_consume lt_consume; do \
+		NCMESH_GF_ISA=$$isa nice cargo +$(NIGHTLY) fuzz run $$t -- -max_total_time=$(SANITIZE_SECONDS) || exit 1; done; done
 
 # Mutation testing, one area at a time (docs/testing.md has the report).
 # An area is the files it mutates, the tests that judge them and a time
