@@ -134,7 +134,7 @@ impl Simulation {
                 .collect(),
         };
         let layout = Layout::new(&net);
-        let mut timers = Timers::new(layout.slots());
+        let mut timers = Timers::new(layout.slots(), end);
         for (f, flow) in net.flows.iter().enumerate() {
             timers.arm(layout.slot(Component::Start(f)), flow.start);
             if flow.stop < end {
