@@ -130,6 +130,12 @@ impl Node {
         self.hop.as_deref()
     }
 
+    /// Whether a coding layer sits in this node. Only layers set timers, so
+    /// a driver need not ask a node without one for its deadline.
+    pub fn has_layers(&self) -> bool {
+        self.hop.is_some() || !self.ends.is_empty()
+    }
+
     pub fn interfaces(&self) -> &[Interface] {
         &self.ifaces
     }
