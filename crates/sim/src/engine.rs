@@ -25,7 +25,8 @@ const ABSENT: u32 = u32::MAX;
 pub trait Key: Copy + Ord + Debug {
     fn new(at: u64, slot: Slot, shift: u32) -> Self;
     fn time(self, shift: u32) -> Instant;
-    fn slot(self, shift: u32) -> Slot;
+    /// The slot, from the low bits that `mask` selects.
+    fn slot(self, mask: u64) -> Slot;
 }
 
 impl Key for u64 {
@@ -38,8 +39,8 @@ impl Key for u64 {
         Instant(self >> shift)
     }
     #[inline]
-    fn slot(self, shift: u32) -> Slot {
-        (self & ((1 << shift) - 1)) as Slot
+    fn slot(self, mask: u64) -> Slot {
+        (self & mask) as Slot
     }
 }
 
@@ -53,8 +54,8 @@ impl Key for u128 {
         Instant((self >> shift) as u64)
     }
     #[inline]
-    fn slot(self, shift: u32) -> Slot {
-        (self & ((1 << shift) - 1)) as Slot
+    fn slot(self, mask: u64) -> Slot {
+        (self as u64 & mask) as Slot
     }
 }
 
@@ -120,8 +121,9 @@ pub struct Heap<K> {
     heap: Vec<K>,
     /// Where each slot sits in `heap`, or `ABSENT`.
     position: Vec<u32>,
-    /// Bits of the slot in a key.
+    /// Bits of the slot in a key, and a mask of them.
     shift: u32,
+    mask: u64,
     /// The latest time a key holds: later wake-ups are kept at it, which
     /// is at or after the horizon, so they never pop.
     latest: u64,
@@ -129,7 +131,7 @@ pub struct Heap<K> {
 
 impl<K: Key> Heap<K> {
     fn new(slots: usize, shift: u32, latest: u64) -> Heap<K> {
-        Heap { heap: Vec::with_capacity(slots), position: vec![ABSENT; slots], shift, latest }
+        Heap { heap: Vec::with_capacity(slots), position: vec![ABSENT; slots], shift, mask: (1 << shift) - 1, latest }
     }
 
     #[inline]
@@ -159,7 +161,7 @@ impl<K: Key> Heap<K> {
         if top.time(self.shift) > until {
             return None;
         }
-        let slot = top.slot(self.shift);
+        let slot = top.slot(self.mask);
         self.position[slot] = ABSENT;
         let last = self.heap.pop().expect("not empty");
         if !self.heap.is_empty() {
@@ -211,7 +213,7 @@ impl<K: Key> Heap<K> {
     #[inline]
     fn put(&mut self, i: usize, entry: K) {
         self.heap[i] = entry;
-        self.position[entry.slot(self.shift)] = i as u32;
+        self.position[entry.slot(self.mask)] = i as u32;
     }
 }
 
