@@ -21,6 +21,10 @@ use crate::result::{Counter, FlowSummary, LinkSummary, PairSummary, RadioSummary
 use crate::scenario::{AppKind, QueueProbe, Scenario};
 use ncmesh_proto::{Duration, Instant, Packet};
 
+/// The phases of a medium whose deadlines may have moved.
+const DEPARTURES: u8 = 1;
+const ARRIVALS: u8 = 2;
+
 /// What a slot of the timers wakes. Slots are laid out in this order, so
 /// that simultaneous wake-ups run in it: flow starts, flow stops, the
 /// probe, the media's departures, two endpoints per flow (source, sink),
@@ -97,10 +101,20 @@ pub struct Simulation {
     end: Instant,
     timers: Timers,
     layout: Layout,
-    /// Slots whose deadline may have moved since the last event: re-armed
-    /// once each, when the event is done.
-    touched: Vec<usize>,
-    is_touched: Vec<bool>,
+    /// Components whose deadline may have moved since the last event,
+    /// re-armed once each when the event is done: media with the phases
+    /// touched (bit 0 departures, bit 1 arrivals), endpoints (2 f + end),
+    /// and nodes. Kept by kind, so that re-arming needs no lookup of what a
+    /// slot wakes.
+    touched_media: Vec<u32>,
+    media_phases: Vec<u8>,
+    touched_endpoints: Vec<u32>,
+    is_touched_endpoint: Vec<bool>,
+    touched_nodes: Vec<u32>,
+    is_touched_node: Vec<bool>,
+    /// Per node: whether it has a coding layer, the only source of a
+    /// node's deadlines; the others are never re-armed.
+    node_timed: Vec<bool>,
     net: Network,
     probe_interval: Duration,
     /// The interfaces whose backlogs are sampled: (from, to) as the series
@@ -135,7 +149,7 @@ impl Simulation {
                 .collect(),
         };
         let layout = Layout::new(&net);
-        let mut timers = Timers::new(layout.slots());
+        let mut timers = Timers::new(layout.slots(), end);
         for (f, flow) in net.flows.iter().enumerate() {
             timers.arm(layout.slot(Component::Start(f)), flow.start);
             if flow.stop < end {
@@ -147,8 +161,13 @@ impl Simulation {
             now: Instant::ZERO,
             end,
             timers,
-            touched: Vec::new(),
-            is_touched: vec![false; layout.slots()],
+            touched_media: Vec::new(),
+            media_phases: vec![0; net.media.len()],
+            touched_endpoints: Vec::new(),
+            is_touched_endpoint: vec![false; 2 * net.flows.len()],
+            touched_nodes: Vec::new(),
+            is_touched_node: vec![false; net.nodes.len()],
+            node_timed: net.nodes.iter().map(|n| n.has_layers()).collect(),
             layout,
             net,
             probe_interval: spec.probes.interval.0,
@@ -199,31 +218,67 @@ impl Simulation {
         self.finish()
     }
 
-    fn deadline(&self, component: Component) -> Option<Instant> {
+    /// Notes that the component's deadline may have moved; see `arm_touched`.
+    #[inline]
+    fn rearm(&mut self, component: Component) {
         match component {
-            Component::Departures(m) => self.net.media[m].poll_timeout(Phase::Departure),
-            Component::Arrivals(m) => self.net.media[m].poll_timeout(Phase::Arrival),
-            Component::Endpoint(f, e) => self.net.flows[f].ends[e as usize].poll_timeout(),
-            Component::Node(n) => self.net.nodes[n].poll_timeout(),
+            Component::Departures(m) => self.touch_medium(m, DEPARTURES),
+            Component::Arrivals(m) => self.touch_medium(m, ARRIVALS),
+            Component::Endpoint(f, e) => {
+                let i = 2 * f + e as usize;
+                if !std::mem::replace(&mut self.is_touched_endpoint[i], true) {
+                    self.touched_endpoints.push(i as u32);
+                }
+            }
+            Component::Node(n) => {
+                if self.node_timed[n] && !std::mem::replace(&mut self.is_touched_node[n], true) {
+                    self.touched_nodes.push(n as u32);
+                }
+            }
             // Armed when they are set up, not from a deadline.
-            Component::Start(_) | Component::Stop(_) | Component::Probe => None,
+            Component::Start(_) | Component::Stop(_) | Component::Probe => {}
         }
     }
 
-    /// Notes that the component's deadline may have moved; see `arm_touched`.
-    fn rearm(&mut self, component: Component) {
-        let slot = self.layout.slot(component);
-        if !std::mem::replace(&mut self.is_touched[slot], true) {
-            self.touched.push(slot);
+    #[inline]
+    fn touch_medium(&mut self, m: usize, phases: u8) {
+        let touched = &mut self.media_phases[m];
+        if *touched == 0 {
+            self.touched_media.push(m as u32);
         }
+        *touched |= phases;
     }
 
     /// Makes sure every touched component is woken at its current deadline.
     fn arm_touched(&mut self) {
-        while let Some(slot) = self.touched.pop() {
-            self.is_touched[slot] = false;
-            if let Some(t) = self.deadline(self.layout.component(slot)) {
-                self.timers.arm(slot, t.max(self.now));
+        let now = self.now;
+        while let Some(m) = self.touched_media.pop() {
+            let m = m as usize;
+            let phases = std::mem::take(&mut self.media_phases[m]);
+            let medium = &self.net.media[m];
+            if phases & DEPARTURES != 0 {
+                if let Some(t) = medium.poll_timeout(Phase::Departure) {
+                    self.timers.arm(self.layout.departures + m, t.max(now));
+                }
+            }
+            if phases & ARRIVALS != 0 {
+                if let Some(t) = medium.poll_timeout(Phase::Arrival) {
+                    self.timers.arm(self.layout.arrivals + m, t.max(now));
+                }
+            }
+        }
+        while let Some(i) = self.touched_endpoints.pop() {
+            let i = i as usize;
+            self.is_touched_endpoint[i] = false;
+            if let Some(t) = self.net.flows[i / 2].ends[i % 2].poll_timeout() {
+                self.timers.arm(self.layout.endpoints + i, t.max(now));
+            }
+        }
+        while let Some(n) = self.touched_nodes.pop() {
+            let n = n as usize;
+            self.is_touched_node[n] = false;
+            if let Some(t) = self.net.nodes[n].poll_timeout() {
+                self.timers.arm(self.layout.nodes + n, t.max(now));
             }
         }
     }
@@ -232,18 +287,31 @@ impl Simulation {
     /// due: a slot may fire at a deadline that has since moved later.
     fn wake(&mut self, slot: Slot) {
         let now = self.now;
+        // Media's wake-ups are nearly all of a run's: they are told apart
+        // by the slot's range, two predictable comparisons, before the
+        // rest go through a match.
+        let layout = &self.layout;
+        let medium = if slot >= layout.arrivals {
+            Some((slot - layout.arrivals, Phase::Arrival))
+        } else if slot >= layout.departures && slot < layout.endpoints {
+            Some((slot - layout.departures, Phase::Departure))
+        } else {
+            None
+        };
+        if let Some((m, phase)) = medium {
+            self.net.media[m].handle_timeout(now, phase);
+            self.medium_events(m);
+            // A departure can start a frame's propagation; an arrival
+            // moves only the arrivals.
+            self.touch_medium(m, if phase == Phase::Departure { DEPARTURES | ARRIVALS } else { ARRIVALS });
+            return;
+        }
         let component = self.layout.component(slot);
         match component {
             Component::Start(f) => return self.start_flow(f),
             Component::Stop(f) => return self.net.flows[f].ends[End::Source as usize].stop(now),
             Component::Probe => return self.probe(),
-            Component::Departures(m) | Component::Arrivals(m) => {
-                let phase =
-                    if matches!(component, Component::Departures(_)) { Phase::Departure } else { Phase::Arrival };
-                self.net.media[m].handle_timeout(now, phase);
-                self.medium_events(m);
-                self.rearm(Component::Arrivals(m));
-            }
+            Component::Departures(_) | Component::Arrivals(_) => unreachable!("media are woken above"),
             Component::Endpoint(f, e) => {
                 let flow = &mut self.net.flows[f];
                 flow.ends[e as usize].handle_timeout(now, &mut flow.record);
@@ -298,7 +366,7 @@ impl Simulation {
         while let Some((iface, frame)) = self.net.nodes[n].poll_transmit(now) {
             let (m, port) = self.net.tx[n][iface];
             self.net.media[m].transmit(now, port, frame);
-            self.rearm(Component::Departures(m));
+            self.touch_medium(m, DEPARTURES);
         }
     }
 

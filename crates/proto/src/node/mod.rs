@@ -130,6 +130,13 @@ impl Node {
         self.hop.as_deref()
     }
 
+    /// Whether a coding layer sits in this node. Only layers set timers, so
+    /// a driver need not ask a node without one for its deadline.
+    #[inline]
+    pub fn has_layers(&self) -> bool {
+        self.hop.is_some() || !self.ends.is_empty()
+    }
+
     pub fn interfaces(&self) -> &[Interface] {
         &self.ifaces
     }
@@ -203,6 +210,7 @@ impl Node {
 
     /// Interface `iface`'s medium is done with its frame and can take the
     /// next, or (`Outcome::Started`) has just put an attempt at it on the air.
+    #[inline]
     pub fn handle_sent(&mut self, now: Instant, iface: IfaceId, outcome: Outcome) {
         if outcome != Outcome::Started {
             self.ifaces[iface].ready = true;
@@ -231,6 +239,7 @@ impl Node {
     /// The next frame for a medium, with the interface it leaves by: the hop
     /// layer's choice for the next interface that can send and may have one.
     /// After each input, every such interface is asked once, in order.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<(IfaceId, Frame)> {
         while self.unoffered < self.ifaces.len() {
             let id = self.unoffered;

@@ -209,6 +209,9 @@ pub struct PointToPoint {
     /// Frames that reach the receiver by then have arrived; they leave
     /// `frames` as they are polled.
     arrived_by: Instant,
+    /// When the first propagating frame arrives, or `Instant::MAX`: kept
+    /// beside `frames`, since it is asked for after every event.
+    next_arrival: Instant,
     stats: MediumStats,
 }
 
@@ -225,6 +228,7 @@ impl PointToPoint {
             last_transmission: (0, Duration::ZERO),
             sent: false,
             arrived_by: Instant::ZERO,
+            next_arrival: Instant::MAX,
             stats: MediumStats::default(),
         }
     }
@@ -242,9 +246,13 @@ impl PointToPoint {
         self.last_transmission.1
     }
 
-    /// The frames that have left the transmitter.
-    fn propagating(&self) -> usize {
-        self.frames.len() - self.sending.is_some() as usize
+    /// When the first frame that has left the transmitter arrives.
+    fn first_arrival(&self) -> Instant {
+        let propagating = self.frames.len() - self.sending.is_some() as usize;
+        if propagating == 0 {
+            return Instant::MAX;
+        }
+        self.frames.front().map_or(Instant::MAX, |(t, _)| *t)
     }
 }
 
@@ -259,8 +267,7 @@ impl Medium for PointToPoint {
     fn poll_timeout(&self, phase: Phase) -> Option<Instant> {
         match phase {
             Phase::Departure => self.sending.map(|(done, _)| done),
-            Phase::Arrival if self.propagating() > 0 => self.frames.front().map(|(t, _)| *t),
-            Phase::Arrival => None,
+            Phase::Arrival => (self.next_arrival != Instant::MAX).then_some(self.next_arrival),
         }
     }
 
@@ -279,6 +286,7 @@ impl Medium for PointToPoint {
                 }
                 let (arrival, frame) = self.frames.back_mut().expect("the frame being sent");
                 *arrival = done + self.delay;
+                self.next_arrival = self.next_arrival.min(*arrival);
                 if self.corruption.p > 0.0 {
                     self.stats.corrupted += self.corruption.apply(frame) as u64;
                 }
@@ -291,10 +299,11 @@ impl Medium for PointToPoint {
         if std::mem::take(&mut self.sent) {
             return Some(Event::Sent { port: 0, outcome: Outcome::Sent });
         }
-        if self.propagating() == 0 || self.frames.front()?.0 > self.arrived_by {
+        if self.next_arrival > self.arrived_by {
             return None;
         }
-        let (_, frame) = self.frames.pop_front().expect("checked above");
+        let (_, frame) = self.frames.pop_front().expect("a frame arrives");
+        self.next_arrival = self.first_arrival();
         Some(Event::Received { port: 1, frame, addressed: true })
     }
 
