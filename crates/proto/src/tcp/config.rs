@@ -118,8 +118,12 @@ pub enum Counting {
     /// One MSS per cwnd bytes acknowledged (RFC 3465; Linux's `tcp_cong_avoid_ai`).
     #[default]
     Bytes,
-    /// MSS^2 / cwnd per ACK of new data, whatever it covers (ns-2, ns-3's
-    /// `TcpNewReno::CongestionAvoidance`): half the growth with delayed ACKs.
+    /// MSS^2 / cwnd per ACK of new data, whatever it covers, from the
+    /// window as the previous ACK left it (ns-2, ns-3's
+    /// `TcpNewReno::CongestionAvoidance`): half the growth with delayed
+    /// ACKs, and a little less than one MSS per window's worth of ACKs,
+    /// which shows at windows of a few segments (from 2 segments, 5 take
+    /// 11 ACKs rather than 9).
     Acks,
 }
 
@@ -264,6 +268,13 @@ pub struct TcpConfig {
     /// rule as RFC 6298 section 5 reads, and ns-2). Matters where most ACKs
     /// cover retransmissions: heavy loss, and coded transports.
     pub reset_backoff_on_new_ack: bool,
+    /// After a retransmission timeout the window grows as usual until the
+    /// cumulative ACK reaches the highest byte sent before the timeout; the
+    /// ACK that reaches it grows the window only by the whole segments it
+    /// acknowledges beyond that byte (ns-3's exit from `CA_LOSS` in
+    /// `TcpSocketBase::ProcessAck`). A timeout with one segment outstanding
+    /// leaves the window at one segment for another round trip.
+    pub rto_exit_beyond_point: bool,
     pub vegas: VegasParams,
     pub cubic: CubicParams,
 }
@@ -300,6 +311,7 @@ impl Default for TcpConfig {
             initial_rto: Duration::from_secs(1),
             dupthresh: 3,
             reset_backoff_on_new_ack: false,
+            rto_exit_beyond_point: false,
             vegas: VegasParams::default(),
             cubic: CubicParams::default(),
         }
@@ -351,6 +363,7 @@ impl TcpConfig {
                 max_rto: Duration::from_secs(60),
                 initial_rto: Duration::from_secs(1),
                 reset_backoff_on_new_ack: true,
+                rto_exit_beyond_point: true,
                 slow_start_limit: 1,
                 ca_counting: Counting::Acks,
                 loss_basis: LossBasis::Pipe,

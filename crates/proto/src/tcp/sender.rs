@@ -126,6 +126,9 @@ pub struct TcpSender {
     /// No new fast retransmit until the cumulative ACK passes this
     /// (RFC 6582 section 3.2 step 2; also set by every RTO).
     pub(crate) recover: Option<u64>,
+    /// One past the highest byte sent at the last RTO, until the cumulative
+    /// ACK reaches it (ns-3's `CA_LOSS`); kept with `rto_exit_beyond_point`.
+    loss_point: Option<u64>,
     /// snd_una at the last RTO: a repeat timeout keeps ssthresh (RFC 5681 eq. 4 note).
     last_timeout_una: Option<u64>,
     /// Send the first lost segment even if the window is full (fast retransmit).
@@ -186,6 +189,7 @@ impl TcpSender {
             dupacks: 0,
             state: State::Open,
             recover: None,
+            loss_point: None,
             last_timeout_una: None,
             force_retransmit: false,
             rto_deadline: None,
@@ -370,12 +374,19 @@ impl TcpSender {
                     snd_max: self.snd_max,
                     prior_in_flight,
                 };
-                if self.w.in_slow_start() {
-                    if let Some(watch) = self.slow_start_watch.as_mut() {
-                        ev.acked /= watch.on_ack(&mut self.w, &ev).max(1);
-                    }
+                if let Some(point) = self.loss_point.filter(|&p| self.snd_una >= p) {
+                    // ns-3 leaves CA_LOSS counting the segments past the point only.
+                    self.loss_point = None;
+                    ev.acked = (self.snd_una - point) / self.mss * self.mss;
                 }
-                self.cc.on_ack(&mut self.w, &ev);
+                if ev.acked > 0 {
+                    if self.w.in_slow_start() {
+                        if let Some(watch) = self.slow_start_watch.as_mut() {
+                            ev.acked /= watch.on_ack(&mut self.w, &ev).max(1);
+                        }
+                    }
+                    self.cc.on_ack(&mut self.w, &ev);
+                }
             }
             State::Recovery { point, partial_seen } => {
                 if self.snd_una >= point {
@@ -767,6 +778,9 @@ impl TcpSender {
         self.dupacks = 0;
         self.force_retransmit = false;
         self.recover = Some(self.snd_max);
+        if self.config.rto_exit_beyond_point {
+            self.loss_point = Some(self.snd_max);
+        }
         self.rto_deadline = Some(now + self.rtt.rto());
     }
 }
