@@ -1,15 +1,20 @@
 //! What the `ns3` profile copies of ns-3's NewReno after a loss, each
 //! behind its own setting: congestion avoidance that adds MSS^2/cwnd on
 //! every ACK from the window the last ACK left (`ca_counting = "acks"`,
-//! `TcpNewReno::CongestionAvoidance`), and the exit from `CA_LOSS` that
-//! counts only the segments past the recovery point (`rto_exit_beyond_point`,
-//! `TcpSocketBase::ProcessAck`). Figures are ns-3 3.44's, from its traces of
-//! the lossy chain (docs/validation.md).
+//! `TcpNewReno::CongestionAvoidance`); the exit from `CA_LOSS` that counts
+//! only the segments past the recovery point (`rto_exit_beyond_point`,
+//! `TcpSocketBase::ProcessAck`); the SACK scoreboard kept across a timeout
+//! (`keep_sack_after_rto`, `TcpTxBuffer::SetSentListLost`, `NextSeg`); no RTT
+//! sample after a timeout before new data is acknowledged
+//! (`rto_clears_rtt_history`, `m_history`); and PRR's credit for duplicate
+//! ACKs (`prr_dupack_credit`, `TcpPrrRecovery::DoRecovery`). Figures are
+//! ns-3 3.44's, from its traces of the lossy chain (docs/validation.md).
 
 use ncmesh_proto::tcp::{
-    AckEvent, CongestionControl, Connection, Counting, Flags, Profile, Reno, Segment, TcpConfig, TcpSender, Window,
+    AckEvent, CongestionControl, Connection, Counting, Flags, Profile, Reno, SackBlock, Segment, TcpConfig, TcpSender,
+    Timestamps, Window,
 };
-use ncmesh_proto::time::Instant;
+use ncmesh_proto::time::{Duration, Instant};
 
 const MSS: u64 = 1000;
 
@@ -98,19 +103,19 @@ fn the_ack_that_reaches_the_recovery_point_grows_by_the_segments_past_it() {
     // Two segments out at the timeout; the resent head fills the hole and the
     // ACK covers both: ns-3 leaves CA_LOSS with segsAcked = 0, so one segment.
     let (mut s, t) = timed_out(2, true);
-    s.handle_ack(t + ncmesh_proto::time::Duration::from_secs(1), &ack(2 * MSS));
+    s.handle_ack(t + Duration::from_secs(1), &ack(2 * MSS));
     assert_eq!(s.cwnd(), MSS, "no growth on leaving the loss state");
     assert_eq!(s.ssthresh(), 2 * MSS);
     // Without the setting, slow start counts that ACK.
     let (mut s, t) = timed_out(2, false);
-    s.handle_ack(t + ncmesh_proto::time::Duration::from_secs(1), &ack(2 * MSS));
+    s.handle_ack(t + Duration::from_secs(1), &ack(2 * MSS));
     assert_eq!(s.cwnd(), 2 * MSS);
 }
 
 #[test]
 fn acks_below_the_recovery_point_grow_the_window_as_before() {
     let (mut s, t) = timed_out(4, true);
-    let later = |ms| t + ncmesh_proto::time::Duration::from_millis(ms);
+    let later = |ms| t + Duration::from_millis(ms);
     s.handle_ack(later(1000), &ack(MSS));
     assert_eq!(s.cwnd(), 2 * MSS, "slow start below the point");
     drain(&mut s, later(1000));
@@ -126,7 +131,7 @@ fn acks_below_the_recovery_point_grow_the_window_as_before() {
 #[test]
 fn an_ack_past_the_point_counts_whole_segments_beyond_it() {
     let (mut s, t) = timed_out(3, true);
-    let later = |ms| t + ncmesh_proto::time::Duration::from_millis(ms);
+    let later = |ms| t + Duration::from_millis(ms);
     s.handle_ack(later(1000), &ack(MSS));
     assert_eq!(s.cwnd(), 2 * MSS);
     let out = drain(&mut s, later(1000));
@@ -144,12 +149,125 @@ fn an_ack_past_the_point_counts_whole_segments_beyond_it() {
     assert_eq!(s.cwnd(), 2900);
 }
 
+/// An ACK of `n` bytes with SACK blocks `[start, end)` and, if given, a timestamp echo.
+fn sack(n: u64, blocks: &[(u64, u64)], echo: Option<(Instant, Instant)>) -> Segment {
+    let mut a = ack(n);
+    for (i, &(start, end)) in blocks.iter().enumerate() {
+        a.sack[i] = SackBlock { start: start as u32, end: end as u32 };
+    }
+    a.sack_len = blocks.len() as u8;
+    a.timestamp = echo.map(|(now, sent)| Timestamps { value: micros(now), echo: micros(sent) });
+    a
+}
+
+fn micros(t: Instant) -> u32 {
+    (t.0 / 1000) as u32
+}
+
+fn ns3(f: impl FnOnce(&mut TcpConfig)) -> TcpConfig {
+    let mut c = TcpConfig { handshake: false, timestamps: false, rcv_window: 50, ..TcpConfig::profile(Profile::Ns3) };
+    f(&mut c);
+    c
+}
+
+fn seqs(out: &[Segment]) -> Vec<u32> {
+    out.iter().map(|x| x.seq).collect()
+}
+
 #[test]
-fn the_ns3_profile_sets_both_and_the_ns2_profile_neither() {
+fn after_a_timeout_sacked_segments_stay_sacked_and_only_holes_below_them_are_resent() {
+    let run = |keep: bool| {
+        let config = ns3(|c| (c.initial_cwnd, c.keep_sack_after_rto) = (6, keep));
+        let mut s = TcpSender::new(&config, CONN);
+        s.push(u64::MAX);
+        assert_eq!(drain(&mut s, Instant::ZERO).len(), 6);
+        // Segments 2 and 3 arrive: too few SACKs for a fast retransmit.
+        let t = Instant::from_secs_f64(0.5);
+        s.handle_ack(t, &sack(0, &[(2000, 4000)], None));
+        assert!(!s.in_recovery());
+        let rto = s.poll_timeout().unwrap();
+        s.handle_timeout(rto);
+        assert_eq!(seqs(&drain(&mut s, rto)), [0]);
+        let sacked_after_rto = s.sacked_bytes();
+        // The resent head arrives; the receiver still holds 2 and 3.
+        let t = rto + Duration::from_secs(1);
+        s.handle_ack(t, &sack(1000, &[(2000, 4000)], None));
+        (sacked_after_rto, seqs(&drain(&mut s, t)))
+    };
+    // ns-3: segment 1 lies below the highest SACKed segment and is resent;
+    // 4 and 5 lie above it, stay marked lost, and new data goes in their place.
+    assert_eq!(run(true), (2000, vec![1000, 6000]));
+    // RFC 2018 section 8: the SACKs are forgotten and the sender goes back N
+    // (the next ACK SACKs 2 and 3 again).
+    assert_eq!(run(false), (0, vec![1000, 4000]));
+}
+
+#[test]
+fn after_a_timeout_no_rtt_sample_until_new_data_is_acknowledged() {
+    let run = |clears: bool| {
+        let config = ns3(|c| (c.initial_cwnd, c.timestamps, c.rto_clears_rtt_history) = (2, true, clears));
+        let mut s = TcpSender::new(&config, CONN);
+        s.push(u64::MAX);
+        drain(&mut s, Instant::ZERO);
+        let rto = s.poll_timeout().unwrap();
+        s.handle_timeout(rto);
+        assert_eq!(seqs(&drain(&mut s, rto)), [0]);
+        let mut samples = vec![];
+        // The resent head, then the resent second segment with the first
+        // new one, then that new one, each acknowledged after 1.2 s.
+        let mut sent = rto;
+        for n in [1000, 2000, 3000] {
+            let t = sent + Duration::from_millis(1200);
+            s.handle_ack(t, &sack(n, &[], Some((t, sent))));
+            samples.push(s.stats().rtt_samples);
+            drain(&mut s, t);
+            sent = t;
+        }
+        (samples, s.srtt())
+    };
+    let (samples, srtt) = run(true);
+    assert_eq!(samples, [0, 0, 1], "the ACK of segment 2, the first sent after the RTO, is the first sample");
+    assert_eq!(srtt, Some(Duration::from_millis(1200)));
+    assert_eq!(run(false).0, [1, 2, 3], "with timestamps every ACK of new data is a sample (RFC 7323)");
+}
+
+#[test]
+fn prr_counts_a_duplicate_ack_one_segment_more_than_it_delivered() {
+    // 20 segments out, the first lost. The first two SACKs each let a new
+    // segment out (pipe falls below cwnd, as in ns-3's CA_DISORDER); the
+    // third starts recovery with 22 outstanding, 3 SACKed and 1 lost: pipe
+    // 18 segments, ssthresh 9. Each further ACK SACKs one segment more.
+    let run = |credit: bool| {
+        let config = ns3(|c| (c.initial_cwnd, c.prr_dupack_credit) = (20, credit));
+        let mut s = TcpSender::new(&config, CONN);
+        s.push(u64::MAX);
+        drain(&mut s, Instant::ZERO);
+        let mut sent = vec![];
+        for k in 1..=9u64 {
+            let t = Instant::from_secs_f64(1.0 + k as f64 / 100.0);
+            s.handle_ack(t, &sack(0, &[(1000, 1000 + k * MSS)], None));
+            sent.push(drain(&mut s, t).len());
+        }
+        assert_eq!(s.ssthresh(), 9 * MSS);
+        sent
+    };
+    // ns-3: one segment per duplicate ACK (the retransmission first), the
+    // window held at the 19 segments in flight once the head is resent.
+    assert_eq!(run(true), [1, 1, 1, 1, 1, 1, 1, 1, 1]);
+    // RFC 6937: ssthresh / RecoverFS = one segment per two delivered.
+    assert_eq!(run(false), [1, 1, 1, 0, 0, 1, 0, 1, 0]);
+}
+
+#[test]
+fn the_ns3_profile_sets_each_and_the_ns2_profile_none() {
     let ns3 = TcpConfig::profile(Profile::Ns3);
-    assert_eq!((ns3.ca_counting, ns3.rto_exit_beyond_point), (Counting::Acks, true));
-    let ns2 = TcpConfig::profile(Profile::Ns2);
-    assert_eq!((ns2.ca_counting, ns2.rto_exit_beyond_point), (Counting::Bytes, false));
-    let linux = TcpConfig::profile(Profile::Linux);
-    assert!(!linux.rto_exit_beyond_point);
+    assert_eq!(ns3.ca_counting, Counting::Acks);
+    assert!(ns3.rto_exit_beyond_point && ns3.keep_sack_after_rto);
+    assert!(ns3.rto_clears_rtt_history && ns3.prr_dupack_credit);
+    for other in [Profile::Ns2, Profile::Linux] {
+        let c = TcpConfig::profile(other);
+        assert_eq!(c.ca_counting, Counting::Bytes);
+        assert!(!c.rto_exit_beyond_point && !c.keep_sack_after_rto);
+        assert!(!c.rto_clears_rtt_history && !c.prr_dupack_credit);
+    }
 }

@@ -275,6 +275,27 @@ pub struct TcpConfig {
     /// `TcpSocketBase::ProcessAck`). A timeout with one segment outstanding
     /// leaves the window at one segment for another round trip.
     pub rto_exit_beyond_point: bool,
+    /// Keep the SACK scoreboard across a retransmission timeout (RFC 6675
+    /// section 5.1 allows it) and resend after it only the unSACKed
+    /// segments below the highest SACKed one (NextSeg rule 1.b), new data
+    /// going in place of the rest, as ns-3's `TcpTxBuffer::SetSentListLost`
+    /// and `NextSeg` do; otherwise a timeout forgets the SACKs (RFC 2018
+    /// section 8) and goes back N.
+    pub keep_sack_after_rto: bool,
+    /// After a retransmission timeout, take no RTT sample, timestamps or
+    /// not, until an ACK covers the first segment sent after the timeout:
+    /// ns-3 empties its RTT history (`m_history`) on a timeout and samples
+    /// only ACKs that cover the oldest segment in it, which a
+    /// retransmission never enters.
+    pub rto_clears_rtt_history: bool,
+    /// PRR as ns-3's `TcpPrrRecovery` counts delivery: an ACK with new SACK
+    /// information during recovery is a duplicate ACK and counts one
+    /// segment more than it delivered, while less than RecoverFS has been
+    /// counted (`DoRecovery`'s `isDupAck`), and one that also advances
+    /// snd.una by a segment or more is counted a second time as a partial
+    /// ACK (`TcpSocketBase::DupAck`, then `ProcessAck`). The window comes
+    /// down more slowly than RFC 6937's.
+    pub prr_dupack_credit: bool,
     pub vegas: VegasParams,
     pub cubic: CubicParams,
 }
@@ -312,6 +333,9 @@ impl Default for TcpConfig {
             dupthresh: 3,
             reset_backoff_on_new_ack: false,
             rto_exit_beyond_point: false,
+            keep_sack_after_rto: false,
+            rto_clears_rtt_history: false,
+            prr_dupack_credit: false,
             vegas: VegasParams::default(),
             cubic: CubicParams::default(),
         }
@@ -364,6 +388,9 @@ impl TcpConfig {
                 initial_rto: Duration::from_secs(1),
                 reset_backoff_on_new_ack: true,
                 rto_exit_beyond_point: true,
+                keep_sack_after_rto: true,
+                rto_clears_rtt_history: true,
+                prr_dupack_credit: true,
                 slow_start_limit: 1,
                 ca_counting: Counting::Acks,
                 loss_basis: LossBasis::Pipe,
