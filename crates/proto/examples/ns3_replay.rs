@@ -9,18 +9,22 @@
 //! if it survives hop 2's, and so on: ns-3's `RateErrorModel` on each hop's
 //! receiving device, one `UniformRandomVariable` stream per hop. The draws
 //! come from `python -m ncmesh.experiments.stacks ns3-draws`, as
-//! little-endian f64, hop by hop.
+//! little-endian f64, hop by hop; `seed=N` in place of the file draws them
+//! independently (the harness's SplitMix64 seeded with N).
 //!
 //! ```sh
-//! cargo run --release -p ncmesh-proto --example ns3_replay -- DRAWS LOSS [SECONDS] [trace]
+//! cargo run --release -p ncmesh-proto --example ns3_replay -- DRAWS LOSS [SECONDS] [trace] [KEY=VALUE ...]
 //! ```
 //!
 //! prints the goodput and the sender's counters; `trace` first prints every
 //! data segment sent, window change, recovery and timeout, with its time.
+//! `KEY=VALUE` changes one of the `ns3` profile's settings from ns-3's
+//! behaviour: `ca_counting=bytes`, or `false` for `rto_exit_beyond_point`,
+//! `keep_sack_after_rto`, `rto_clears_rtt_history` or `prr_dupack_credit`.
 
 use std::io::Write;
 
-use ncmesh_proto::tcp::{Profile, TcpConfig};
+use ncmesh_proto::tcp::{Counting, Profile, TcpConfig};
 use ncmesh_proto::testing::{Link, Pair};
 use ncmesh_proto::time::{Duration, Instant};
 
@@ -32,10 +36,17 @@ fn main() {
         eprintln!("usage: ns3_replay DRAWS LOSS [SECONDS] [trace]");
         std::process::exit(2);
     }
-    let bytes = std::fs::read(&args[1]).expect("the draws file");
+    // `seed=N`: independent draws from the harness's SplitMix64 instead of ns-3's.
+    let bytes = match args[1].strip_prefix("seed=") {
+        Some(seed) => {
+            let mut rng = ncmesh_proto::testing::SplitMix64(seed.parse().expect("seed=N"));
+            (0..HOPS * 60_000).flat_map(|_| rng.next_f64().to_le_bytes()).collect()
+        }
+        None => std::fs::read(&args[1]).expect("the draws file"),
+    };
     let loss: f64 = args[2].parse().expect("LOSS");
     let duration: f64 = args.get(3).map_or(300.0, |d| d.parse().expect("SECONDS"));
-    let trace = args.get(4).is_some_and(|a| a == "trace");
+    let trace = args.iter().skip(4).any(|a| a == "trace");
     let values: Vec<f64> = bytes.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
     let per_hop = values.len() / HOPS;
     let mut next = [0usize; HOPS];
@@ -49,7 +60,18 @@ fn main() {
         }
         false
     });
-    let config = TcpConfig { mss: 1000, rcv_window: 131, ..TcpConfig::profile(Profile::Ns3) };
+    let mut config = TcpConfig { mss: 1000, rcv_window: 131, ..TcpConfig::profile(Profile::Ns3) };
+    for setting in args.iter().skip(4).filter_map(|a| a.split_once('=')) {
+        let on = setting.1 == "true";
+        match setting.0 {
+            "ca_counting" => config.ca_counting = if setting.1 == "bytes" { Counting::Bytes } else { Counting::Acks },
+            "rto_exit_beyond_point" => config.rto_exit_beyond_point = on,
+            "keep_sack_after_rto" => config.keep_sack_after_rto = on,
+            "rto_clears_rtt_history" => config.rto_clears_rtt_history = on,
+            "prr_dupack_credit" => config.prr_dupack_credit = on,
+            other => panic!("unknown setting {other}"),
+        }
+    }
     // Hop 1 queues and serialises; hops 2-5 add 100 ms and 8.432 ms each.
     let forward = Link::new(Duration::from_micros(533_728)).with_rate(1_000_000).with_queue_limit(50).with_drop(drop);
     let reverse = Link::new(Duration::from_micros(501_730)).with_rate(1_000_000);

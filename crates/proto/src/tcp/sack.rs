@@ -141,7 +141,7 @@ pub struct Scoreboard {
     /// No segment below this qualifies for NextSeg rule 3 (a scan hint).
     rule3_from: u64,
     /// NextSeg rule 1 resends only segments below the highest SACKed one
-    /// (its condition 1.b), also after a timeout (see `TcpConfig::sack_after_rto`).
+    /// (its condition 1.b), also after a timeout (see `TcpConfig::keep_sack_after_rto`).
     rule1_below_sacked: bool,
 }
 
