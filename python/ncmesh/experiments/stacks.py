@@ -9,7 +9,9 @@ print the tables of docs/validation.md (``bbr``: ``variant = "bbr"``
 against kernel BBR, on the chain and on ``scenarios/bbr-link.toml``'s one
 20 Mbit/s link; ``bbr --trace P --path link`` prints both sides' cwnd and
 pacing rate over time); ``ns3 --trace P`` prints cwnd, RTO and
-retransmissions of one flow on both sides at loss P. ns-3 runs in a child
+retransmissions of one flow on both sides at loss P; ``ns3-draws --seeds N
+--out DIR`` writes ns-3's per-hop loss draws of seeds 1..N for the
+``ns3_replay`` example of ncmesh-proto. ns-3 runs in a child
 process (``python -m ncmesh.experiments.stacks ns3-worker``), which reads
 its jobs as JSON on standard input, so that its slow start-up is paid once.
 """
@@ -77,6 +79,32 @@ def _ns3_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if child.returncode != 0:
         raise SystemExit(f"the ns-3 child failed:\n{child.stderr[-2000:]}")
     return [json.loads(line) for line in child.stdout.splitlines() if line.startswith("{")]
+
+
+def ns3_loss_draws(seeds: Sequence[int], out: Path, hops: int = 5, count: int = 60_000) -> list[Path]:
+    """Writes the uniform draws of ns-3's per-hop loss streams, as ``bench_ns3.run``
+    assigns them on the chain (hop i's data direction: stream 2i + 1, run 1),
+    to ``out/draws-SEED.bin``: ``count`` little-endian f64 per hop, hop by hop.
+    The example ``ns3_replay`` of ncmesh-proto reads them."""
+    import struct
+
+    from .. import bench_ns3
+
+    ns = bench_ns3._ns()
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for seed in seeds:
+        values: list[float] = []
+        for hop in range(hops):
+            ns.RngSeedManager.SetSeed(seed)
+            ns.RngSeedManager.SetRun(1)
+            draw = ns.CreateObject[ns.UniformRandomVariable]()
+            draw.SetStream(2 * hop + 1)
+            values.extend(draw.GetValue() for _ in range(count))
+        path = out / f"draws-{seed}.bin"
+        path.write_bytes(struct.pack(f"<{len(values)}d", *values))
+        paths.append(path)
+    return paths
 
 
 def _ns3_worker() -> None:
@@ -401,7 +429,7 @@ def traces(loss: float, seed: int = 1, duration_s: float = DURATION_S) -> dict[s
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ncmesh.experiments.stacks", description=__doc__.split("\n")[0])
-    parser.add_argument("against", choices=["ns3", "linux", "bbr", "ns3-worker"])
+    parser.add_argument("against", choices=["ns3", "linux", "bbr", "ns3-worker", "ns3-draws"])
     parser.add_argument("--path", choices=list(PATHS), default="link", help="the path of a BBR trace (bbr --trace)")
     parser.add_argument("--step", type=float, default=0.5, help="seconds between the rows of a BBR trace")
     parser.add_argument("--paths", nargs="+", choices=list(PATHS), default=list(PATHS), help="paths to compare (bbr)")
@@ -413,9 +441,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--kernel-runs", type=Path, default=None, help="keep the kernel's runs in this JSON file, or reuse them (linux)"
     )
+    parser.add_argument("--out", type=Path, default=Path("ns3-draws"), help="where ns3-draws writes its files")
     args = parser.parse_args(argv)
     if args.against == "ns3-worker":
         return _ns3_worker()
+    if args.against == "ns3-draws":
+        for path in ns3_loss_draws(range(1, args.seeds + 1), args.out):
+            print(path)
+        return None
     pd.set_option("display.width", 200)
     if args.against == "bbr":
         if args.trace is not None:

@@ -121,8 +121,12 @@ pub enum Counting {
     /// One MSS per cwnd bytes acknowledged (RFC 3465; Linux's `tcp_cong_avoid_ai`).
     #[default]
     Bytes,
-    /// MSS^2 / cwnd per ACK of new data, whatever it covers (ns-2, ns-3's
-    /// `TcpNewReno::CongestionAvoidance`): half the growth with delayed ACKs.
+    /// MSS^2 / cwnd per ACK of new data, whatever it covers, from the
+    /// window as the previous ACK left it (ns-2, ns-3's
+    /// `TcpNewReno::CongestionAvoidance`): half the growth with delayed
+    /// ACKs, and a little less than one MSS per window's worth of ACKs,
+    /// which shows at windows of a few segments (from 2 segments, 5 take
+    /// 11 ACKs rather than 9).
     Acks,
 }
 
@@ -269,6 +273,34 @@ pub struct TcpConfig {
     /// rule as RFC 6298 section 5 reads, and ns-2). Matters where most ACKs
     /// cover retransmissions: heavy loss, and coded transports.
     pub reset_backoff_on_new_ack: bool,
+    /// After a retransmission timeout the window grows as usual until the
+    /// cumulative ACK reaches the highest byte sent before the timeout; the
+    /// ACK that reaches it grows the window only by the whole segments it
+    /// acknowledges beyond that byte (ns-3's exit from `CA_LOSS` in
+    /// `TcpSocketBase::ProcessAck`). A timeout with one segment outstanding
+    /// leaves the window at one segment for another round trip.
+    pub rto_exit_beyond_point: bool,
+    /// Keep the SACK scoreboard across a retransmission timeout (RFC 6675
+    /// section 5.1 allows it) and resend after it only the unSACKed
+    /// segments below the highest SACKed one (NextSeg rule 1.b), new data
+    /// going in place of the rest, as ns-3's `TcpTxBuffer::SetSentListLost`
+    /// and `NextSeg` do; otherwise a timeout forgets the SACKs (RFC 2018
+    /// section 8) and goes back N.
+    pub keep_sack_after_rto: bool,
+    /// After a retransmission timeout, take no RTT sample, timestamps or
+    /// not, until an ACK covers the first segment sent after the timeout:
+    /// ns-3 empties its RTT history (`m_history`) on a timeout and samples
+    /// only ACKs that cover the oldest segment in it, which a
+    /// retransmission never enters.
+    pub rto_clears_rtt_history: bool,
+    /// PRR as ns-3's `TcpPrrRecovery` counts delivery: an ACK with new SACK
+    /// information during recovery is a duplicate ACK and counts one
+    /// segment more than it delivered, while less than RecoverFS has been
+    /// counted (`DoRecovery`'s `isDupAck`), and one that also advances
+    /// snd.una by a segment or more is counted a second time as a partial
+    /// ACK (`TcpSocketBase::DupAck`, then `ProcessAck`). The window comes
+    /// down more slowly than RFC 6937's.
+    pub prr_dupack_credit: bool,
     pub vegas: VegasParams,
     pub cubic: CubicParams,
 }
@@ -305,6 +337,10 @@ impl Default for TcpConfig {
             initial_rto: Duration::from_secs(1),
             dupthresh: 3,
             reset_backoff_on_new_ack: false,
+            rto_exit_beyond_point: false,
+            keep_sack_after_rto: false,
+            rto_clears_rtt_history: false,
+            prr_dupack_credit: false,
             vegas: VegasParams::default(),
             cubic: CubicParams::default(),
         }
@@ -356,6 +392,10 @@ impl TcpConfig {
                 max_rto: Duration::from_secs(60),
                 initial_rto: Duration::from_secs(1),
                 reset_backoff_on_new_ack: true,
+                rto_exit_beyond_point: true,
+                keep_sack_after_rto: true,
+                rto_clears_rtt_history: true,
+                prr_dupack_credit: true,
                 slow_start_limit: 1,
                 ca_counting: Counting::Acks,
                 loss_basis: LossBasis::Pipe,

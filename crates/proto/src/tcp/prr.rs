@@ -40,6 +40,17 @@ impl Prr {
         pipe + sndcnt
     }
 
+    /// What ns-3's `TcpPrrRecovery::DoRecovery` adds to a duplicate ACK's
+    /// delivery: one segment, while less than RecoverFS has been counted
+    /// delivered (`prr_dupack_credit`).
+    pub fn dupack_credit(&self, mss: u64) -> u64 {
+        if self.delivered < self.recover_fs {
+            mss
+        } else {
+            0
+        }
+    }
+
     /// `bytes` were sent, new data or retransmitted.
     pub fn on_send(&mut self, bytes: u64) {
         self.out += bytes;

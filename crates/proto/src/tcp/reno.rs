@@ -70,8 +70,12 @@ impl CongestionControl for Reno {
             }
         }
         if self.counting == Counting::Acks {
-            // ns-2's and ns-3's MSS^2/cwnd per ACK, whatever it covers.
-            acked = w.mss;
+            // ns-3's `TcpNewReno::CongestionAvoidance` (and ns-2's
+            // `opencwnd`): MSS^2/cwnd per ACK, whatever it covers, with the
+            // window updated at once, so each increment is taken from the
+            // window the previous one left; whole bytes, at least one.
+            w.cwnd += (w.mss * w.mss / w.cwnd.max(1)).max(1);
+            return;
         }
         additive_increase(w, &mut self.acked_carry, acked);
     }

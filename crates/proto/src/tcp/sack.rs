@@ -148,11 +148,20 @@ pub struct Scoreboard {
     /// Bytes ever marked lost, retransmissions lost again included
     /// (Linux's `tp->lost`): what a delivery-rate reader compares with delivery.
     lost_total: u64,
+    /// NextSeg rule 1 resends only segments below the highest SACKed one
+    /// (its condition 1.b), also after a timeout (see `TcpConfig::keep_sack_after_rto`).
+    rule1_below_sacked: bool,
 }
 
 impl Scoreboard {
     pub fn new() -> Scoreboard {
         Scoreboard::default()
+    }
+
+    /// A scoreboard whose rule 1 keeps to segments below the highest SACKed
+    /// one (RFC 6675 condition 1.b), as ns-3's `TcpTxBuffer::NextSeg` does.
+    pub fn with_rule1_below_sacked() -> Scoreboard {
+        Scoreboard { rule1_below_sacked: true, ..Scoreboard::default() }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -352,6 +361,19 @@ impl Scoreboard {
         self.new_episode(una);
     }
 
+    /// After an RTO, keeping what was SACKed (RFC 6675 section 5.1 allows
+    /// it): every other segment is to be resent, and no retransmission is
+    /// in flight any more (ns-3's `TcpTxBuffer::SetSentListLost(false)`).
+    pub fn mark_unsacked_lost(&mut self) {
+        for i in 0..self.segs.len() {
+            let f = self.segs[i].flags;
+            let kept = if f & SACKED != 0 { f & !RETRANS } else { (f & EVER_RETRANS) | LOST };
+            self.set_flags(i, kept);
+        }
+        let una = self.segs.front().map_or(0, |s| s.seq);
+        self.new_episode(una);
+    }
+
     /// Forget the previous episode's retransmission marks' position.
     pub fn new_episode(&mut self, una: u64) {
         self.high_rxt = una;
@@ -370,14 +392,19 @@ impl Scoreboard {
             return None;
         }
         let mut i = self.index_of(self.pending_from);
-        while i < self.segs.len() {
+        // Rule 1.b: below the highest SACKed segment, if anything is SACKed.
+        let below = match self.segs.front() {
+            Some(f) if self.rule1_below_sacked && self.high_sacked > f.seq => self.high_sacked,
+            _ => u64::MAX,
+        };
+        while i < self.segs.len() && self.segs[i].end() <= below {
             if self.segs[i].is_pending() {
                 self.pending_from = self.segs[i].seq;
                 return Some(i);
             }
             i += 1;
         }
-        debug_assert!(false, "pending bytes counted but no pending segment");
+        debug_assert!(below != u64::MAX, "pending bytes counted but no pending segment");
         None
     }
 

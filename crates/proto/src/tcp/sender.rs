@@ -136,6 +136,12 @@ pub struct TcpSender {
     /// No new fast retransmit until the cumulative ACK passes this
     /// (RFC 6582 section 3.2 step 2; also set by every RTO).
     pub(crate) recover: Option<u64>,
+    /// One past the highest byte sent at the last RTO, until the cumulative
+    /// ACK reaches it (ns-3's `CA_LOSS`); kept with `rto_exit_beyond_point`.
+    loss_point: Option<u64>,
+    /// No RTT sample until the cumulative ACK passes the first segment sent
+    /// after the last RTO, from this offset (`rto_clears_rtt_history`).
+    rtt_hold: Option<u64>,
     /// snd_una at the last RTO: a repeat timeout keeps ssthresh (RFC 5681 eq. 4 note).
     last_timeout_una: Option<u64>,
     /// Send the first lost segment even if the window is full (fast retransmit).
@@ -196,7 +202,7 @@ impl TcpSender {
                     rtt
                 }
             },
-            board: Scoreboard::new(),
+            board: if config.keep_sack_after_rto { Scoreboard::with_rule1_below_sacked() } else { Scoreboard::new() },
             snd_una: 0,
             snd_max: 0,
             stream_end: 0,
@@ -205,6 +211,8 @@ impl TcpSender {
             dupacks: 0,
             state: State::Open,
             recover: None,
+            loss_point: None,
+            rtt_hold: None,
             last_timeout_una: None,
             force_retransmit: false,
             rto_deadline: None,
@@ -351,7 +359,21 @@ impl TcpSender {
             // RFC 6937: DeliveredData is the change in snd.una plus the change in SACKed bytes.
             let delivered = (self.snd_una - prior_una + self.board.sacked_bytes()).saturating_sub(prior_sacked);
             let safe = self.snd_una > prior_una && self.board.lost_bytes() <= prior_lost;
-            self.w.cwnd = self.prr.on_ack(delivered, self.bytes_in_flight(), self.w.ssthresh, self.mss, safe);
+            let (ssthresh, mss) = (self.w.ssthresh, self.mss);
+            if self.config.prr_dupack_credit {
+                // ns-3: `DupAck` runs PRR for an ACK with new SACK information,
+                // with a segment's credit, and `ProcessAck` runs it again for
+                // a partial ACK of a whole segment or more.
+                if newly_sacked > 0 {
+                    let credit = self.prr.dupack_credit(mss);
+                    self.w.cwnd = self.prr.on_ack(delivered + credit, self.bytes_in_flight(), ssthresh, mss, safe);
+                }
+                if self.snd_una > prior_una && delivered >= mss {
+                    self.w.cwnd = self.prr.on_ack(delivered, self.bytes_in_flight(), ssthresh, mss, safe);
+                }
+            } else {
+                self.w.cwnd = self.prr.on_ack(delivered, self.bytes_in_flight(), ssthresh, mss, safe);
+            }
         }
     }
 
@@ -378,11 +400,19 @@ impl TcpSender {
 
         // RFC 7323 section 4.1: with timestamps every ACK of new data is an
         // unambiguous sample; otherwise Karn's rule.
-        let sample = match timestamp {
+        let mut sample = match timestamp {
             Some(ts) if self.timestamps => Some(Duration::from_micros(micros(now).wrapping_sub(ts.echo) as u64)),
             _ if acked.retransmitted => None,
             _ => acked.newest_sent.map(|t| now - t),
         };
+        if let Some(first) = self.rtt_hold {
+            // ns-3 samples only once the first segment sent after the timeout is acknowledged.
+            if ack >= first + self.mss {
+                self.rtt_hold = None;
+            } else {
+                sample = None;
+            }
+        }
         let ca_rtt = if acked.retransmitted { None } else { acked.newest_sent.map(|t| now - t) };
         if let Some(r) = sample {
             self.rtt.on_sample(r, self.snd_una, self.snd_max);
@@ -405,12 +435,19 @@ impl TcpSender {
                     snd_max: self.snd_max,
                     prior_in_flight,
                 };
-                if self.w.in_slow_start() {
-                    if let Some(watch) = self.slow_start_watch.as_mut() {
-                        ev.acked /= watch.on_ack(&mut self.w, &ev).max(1);
-                    }
+                if let Some(point) = self.loss_point.filter(|&p| self.snd_una >= p) {
+                    // ns-3 leaves CA_LOSS counting the segments past the point only.
+                    self.loss_point = None;
+                    ev.acked = (self.snd_una - point) / self.mss * self.mss;
                 }
-                self.cc.on_ack(&mut self.w, &ev);
+                if ev.acked > 0 {
+                    if self.w.in_slow_start() {
+                        if let Some(watch) = self.slow_start_watch.as_mut() {
+                            ev.acked /= watch.on_ack(&mut self.w, &ev).max(1);
+                        }
+                    }
+                    self.cc.on_ack(&mut self.w, &ev);
+                }
             }
             State::Recovery { point, partial_seen } => {
                 if self.snd_una >= point {
@@ -829,12 +866,22 @@ impl TcpSender {
             watch.on_congestion(true);
         }
         self.rtt.on_timeout();
-        self.board.mark_all_lost();
+        if self.config.keep_sack_after_rto {
+            self.board.mark_unsacked_lost();
+        } else {
+            self.board.mark_all_lost();
+        }
         self.state = State::Open;
         self.dupacks = 0;
         self.force_retransmit = false;
         self.recover = Some(self.snd_max);
         self.loss_until = Some(self.snd_max);
+        if self.config.rto_exit_beyond_point {
+            self.loss_point = Some(self.snd_max);
+        }
+        if self.config.rto_clears_rtt_history {
+            self.rtt_hold = Some(self.snd_max);
+        }
         self.rto_deadline = Some(now + self.rtt.rto());
         if let Some(mut rate) = self.rate.take() {
             let mut rs = self.rate_sample_base(now, self.bytes_in_flight());
