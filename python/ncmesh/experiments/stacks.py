@@ -292,14 +292,20 @@ def against_linux(
             {"control": c, "flows": n, "loss": p, "seed": s, "ncmesh_bps": ours, "linux_bps": report["goodput_bps"]}
         )
         timing.append({**report["timing"], "load": report["load_before"].split()[0]})
+    return _kernel_table(rows, ["control", "flows", "loss"]), pd.DataFrame(timing)
+
+
+def _kernel_table(rows: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
+    """Mean goodput of both sides over the seeds of each point, their ratio,
+    and whether it is within the bound."""
     table = (
         pd.DataFrame(rows)
-        .groupby(["control", "flows", "loss"], as_index=False)
+        .groupby(by, as_index=False)
         .agg(ncmesh_bps=("ncmesh_bps", "mean"), linux_bps=("linux_bps", "mean"))
     )
     table["ratio"] = table.ncmesh_bps / table.linux_bps
     table["holds"] = (table.ratio - 1).abs() <= BOUND
-    return table, pd.DataFrame(timing)
+    return table
 
 
 #: What the BBR comparison sweeps, on both paths.
@@ -374,14 +380,7 @@ def against_bbr(
             {"path": name, "flows": n, "loss": p, "seed": s, "ncmesh_bps": ours, "linux_bps": report["goodput_bps"]}
         )
         timing.append({**report["timing"], "load": report["load_before"].split()[0]})
-    table = (
-        pd.DataFrame(rows)
-        .groupby(["path", "flows", "loss"], as_index=False)
-        .agg(ncmesh_bps=("ncmesh_bps", "mean"), linux_bps=("linux_bps", "mean"))
-    )
-    table["ratio"] = table.ncmesh_bps / table.linux_bps
-    table["holds"] = (table.ratio - 1).abs() <= BOUND
-    return table, pd.DataFrame(timing)
+    return _kernel_table(rows, ["path", "flows", "loss"]), pd.DataFrame(timing)
 
 
 def bbr_traces(
