@@ -144,3 +144,24 @@ fn heavy_loss_with_every_variant() {
         }
     }
 }
+
+/// A case the property found: a paced sender held a segment back, then the
+/// ACKs left it nothing to send, and its pacing timer stayed armed.
+#[test]
+fn a_paced_sender_with_nothing_left_to_send_keeps_no_timer() {
+    run(&Case {
+        variant: Variant::Bbr,
+        sack: false,
+        delayed_ack: true,
+        timestamps: false,
+        initial_cwnd: 5,
+        rcv_window: 20,
+        loss_fwd: 0.16898714737053389,
+        loss_rev: 0.10977421633143603,
+        rate: Some(2_754_281),
+        seed: 15133501649244434696,
+        first: 110_001,
+        second: 83_001,
+        isns: (0, 0),
+    });
+}

@@ -61,6 +61,11 @@ impl Pacer {
         self.wait
     }
 
+    /// No segment waits any longer.
+    pub fn cancel_wait(&mut self) {
+        self.wait = None;
+    }
+
     /// The timer fired at `now`.
     pub fn on_timeout(&mut self, now: Instant) {
         if self.wait.is_some_and(|w| now >= w) {

@@ -530,7 +530,11 @@ impl TcpSender {
             return Some(ack);
         }
         if let Some(pacer) = self.pacer.as_mut() {
-            if !pacer.may_send(now) {
+            if self.snd_una == self.snd_max && self.snd_max >= self.stream_end && !self.probe_due {
+                // Everything sent is acknowledged and nothing is left: no
+                // segment waits for the pacer, so it must not wake the sender.
+                pacer.cancel_wait();
+            } else if !pacer.may_send(now) {
                 return None;
             }
         }
