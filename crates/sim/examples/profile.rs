@@ -43,5 +43,8 @@ fn main() -> ExitCode {
     let result = ncmesh_sim::Simulation::new(&scenario).run();
     let wall = started.elapsed().as_secs_f64();
     println!("{} events in {wall:.3} s ({:.2} M events/s)", result.events, result.events as f64 / wall / 1e6);
+    for f in &result.flows {
+        println!("flow {}: {:.1} kbit/s", f.id, f.goodput_bps / 1e3);
+    }
     ExitCode::SUCCESS
 }

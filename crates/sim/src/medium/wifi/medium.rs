@@ -251,7 +251,8 @@ const NO_SEQ: u32 = u32::MAX;
 /// What a timed action does; indices are 32 bits to keep the queue's entries small.
 #[derive(Clone, Copy, Debug)]
 enum Action {
-    /// `loud`: it may produce an event for a node (a delivery, an outcome).
+    /// `loud`: it may produce an event for a node (a delivery, an outcome)
+    /// whether or not the station holds a frame.
     SignalEnd {
         at: u32,
         air: u32,
@@ -300,14 +301,13 @@ impl Action {
         }
     }
 
-    /// Whether running it can produce an event for a node. Quiet actions
-    /// only change the channel's state, so the simulator need not be woken
-    /// for them: they run when the channel next catches up.
-    fn is_loud(&self) -> bool {
-        match self {
-            Action::SignalStart { .. } | Action::NavEnd { .. } => false,
-            Action::SignalEnd { loud, .. } => *loud,
-            _ => true,
+    /// Whether it can end what keeps `port` off the medium: the end of a
+    /// signal it senses or of its NAV.
+    fn frees(&self, port: Port) -> bool {
+        match *self {
+            Action::SignalEnd { at, .. } => at as usize == port,
+            Action::NavEnd { port: p } => p as usize == port,
+            _ => false,
         }
     }
 }
@@ -359,7 +359,8 @@ pub struct Wifi {
     link_index: Vec<Vec<u32>>,
     airs: Vec<Option<Air>>,
     free_airs: Vec<AirId>,
-    /// Timed actions that may produce events, and those that only change state.
+    /// Timed actions the simulator must wake for, and those it may sleep
+    /// through, which run when the channel next catches up ([`Wifi::is_loud`]).
     loud: BinaryHeap<Scheduled>,
     quiet: BinaryHeap<Scheduled>,
     seq: u64,
@@ -476,10 +477,37 @@ impl Wifi {
     fn schedule(&mut self, at: Instant, action: Action) {
         self.seq += 1;
         let scheduled = Scheduled::new(at, action.class(), self.seq, action);
-        if action.is_loud() {
+        if self.is_loud(&action) {
             self.loud.push(scheduled);
         } else {
             self.quiet.push(scheduled);
+        }
+    }
+
+    /// Whether the simulator must wake for `action`: it may produce an event
+    /// for a node (a delivery, an outcome), or free the medium of a station
+    /// that holds a frame, whose access would follow. The others only change
+    /// the channel's state (a signal starting, a signal or NAV ending at a
+    /// station with nothing to send), so the simulator sleeps through them.
+    fn is_loud(&self, action: &Action) -> bool {
+        let holds_a_frame = |port: u32| self.stations[port as usize].pending.is_some();
+        match *action {
+            Action::SignalStart { .. } => false,
+            Action::NavEnd { port } => holds_a_frame(port),
+            Action::SignalEnd { at, loud, .. } => loud || holds_a_frame(at),
+            _ => true,
+        }
+    }
+
+    /// Station `port` has just taken a frame: what it waits out on the
+    /// medium, scheduled while it had nothing to send, must now wake the
+    /// simulator, or its access would wait for an unrelated event.
+    fn wake_for(&mut self, port: Port) {
+        if self.quiet.iter().any(|s| s.action.frees(port)) {
+            let (freeing, rest): (Vec<_>, Vec<_>) =
+                std::mem::take(&mut self.quiet).into_vec().into_iter().partition(|s| s.action.frees(port));
+            self.quiet = BinaryHeap::from(rest);
+            self.loud.extend(freeing);
         }
     }
 
@@ -960,8 +988,12 @@ impl Medium for Wifi {
         s.next_seq = (s.next_seq + 1) % 4096;
         s.pending = Some(Pending { frame, to, broadcast, bytes, rts, seq, retry: false });
         // A frame that finds the medium busy with no backoff pending backs off (10.3.4.2).
-        if !s.idle && s.backoff.remaining(now, slot) == 0 {
+        let idle = s.idle;
+        if !idle && s.backoff.remaining(now, slot) == 0 {
             self.draw_backoff(port, now);
+        }
+        if !idle {
+            self.wake_for(port);
         }
         self.schedule_access(port, now);
     }

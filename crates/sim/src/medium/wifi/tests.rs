@@ -73,13 +73,25 @@ struct Bench {
 }
 
 /// `n` stations; `reach` and `sense_only` list unordered pairs; `fer(i, j)`
-/// is the loss of i's data frames at j.
+/// is the loss of i's data frames at j. Signals arrive at once.
 fn bench(
     n: usize,
     reach: &[(usize, usize)],
     sense_only: &[(usize, usize)],
     fer: impl Fn(usize, usize) -> f64,
     config: WifiConfig,
+) -> Bench {
+    bench_with_delays(n, reach, sense_only, fer, config, |_, _| Duration::ZERO)
+}
+
+/// As [`bench`], with a propagation delay between each pair.
+fn bench_with_delays(
+    n: usize,
+    reach: &[(usize, usize)],
+    sense_only: &[(usize, usize)],
+    fer: impl Fn(usize, usize) -> f64,
+    config: WifiConfig,
+    delay: impl Fn(usize, usize) -> Duration,
 ) -> Bench {
     let has =
         |pairs: &[(usize, usize)], i: usize, j: usize| pairs.iter().any(|&(a, b)| (a, b) == (i, j) || (b, a) == (i, j));
@@ -89,7 +101,7 @@ fn bench(
                 .filter(|&j| j != i && (has(reach, i, j) || has(sense_only, i, j)))
                 .map(|j| Link {
                     to: j,
-                    delay: Duration::ZERO,
+                    delay: delay(i, j),
                     reach: has(reach, i, j),
                     errors: FrameErrors::Fer(fer(i, j)),
                     power_mw: 0.0,
@@ -269,6 +281,25 @@ fn eifs_follows_a_frame_received_in_error() {
     assert_eq!(when_station_2_sends(0.0), data_end + 10 + 203 + 50 + 20 * slots);
     // Damaged: EIFS from the end of the frame.
     assert_eq!(when_station_2_sends(1.0), data_end + 364 + 20 * slots);
+}
+
+#[test]
+fn a_frame_waiting_for_a_sensed_ack_to_end_goes_when_it_ends() {
+    // A line 0 - 1 - 2, 30 ns between neighbours; 0 and 2 sense each other
+    // but cannot decode. 1 sends to 2; 0 gets a frame for 1 meanwhile. The
+    // last thing 0 waits out is 2's ACK, which ends at 0 after it ends at 1:
+    // after every event any node hears. 0 must still send once it ends.
+    let delay = |i: usize, j: usize| Duration::from_nanos(30 * i.abs_diff(j) as u64);
+    let mut b = bench_with_delays(3, &[(0, 1), (1, 2)], &[(0, 2)], |_, _| 0.0, config(), delay);
+    b.offer(0, 1, Some(2)).offer(100, 0, Some(1)).run(20_000);
+    let slots = draws(0, &[31])[0];
+    // 2's ACK goes SIFS after 1's data reaches it and ends at 0 90 ns after
+    // 1370 + 304 µs; then DIFS and the backoff 0 drew when its frame found the medium busy.
+    let ack_end_at_0 = Duration::from_nanos((50 + DATA + 10 + ACK) * 1000 + 90);
+    let expected = Instant::ZERO + ack_end_at_0 + Duration::from_micros(50 + 20 * slots);
+    let sent_by_0: Vec<Instant> = b.wifi.transmissions().iter().filter(|t| t.from == 0).map(|t| t.at).collect();
+    assert_eq!(sent_by_0, [expected]);
+    assert_eq!(b.final_outcomes().iter().filter(|o| o.1 == 0).count(), 1, "0's frame is acknowledged");
 }
 
 #[test]
