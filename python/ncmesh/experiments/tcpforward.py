@@ -2,7 +2,7 @@
 TCP Reno on the simulated 3-node tandem.
 
 - Fig. 7: throughput against the end-to-end loss p, 0 to 0.9, on
-  point-to-point hops (the 802.11 medium is not in the simulator yet);
+  point-to-point hops, and again with both hops on one 802.11b channel;
 - Fig. 8: end-to-end latency (first transmission to in-order delivery)
   against the coding window, TCP-Forward's N against TCP/NC's window;
 - Fig. 10 in simulated time: per window, from its first symbol's encoding
@@ -36,6 +36,11 @@ from ..sweep import Axis, Sweep, plan, run_sweep
 from . import failed_runs
 
 SCENARIO = "tcpforward-tandem"
+# The same tandem on one 802.11b channel; the frame error rate of each hop,
+# data direction only, is the hop loss of the point-to-point tandem.
+WIFI_SCENARIO = "tcpforward-tandem-wifi"
+WIFI_LOSS_KEYS = ("wifi.fer.0.1", "wifi.fer.1.2")
+POINT_TO_POINT, WIFI = "point-to-point", "802.11b"
 HOPS = 2
 MSS = 1000
 # A coded segment: its length (2), TCP header with timestamps (32), data.
@@ -124,11 +129,11 @@ class Settings:
         )
 
 
-def _sweep(name: str, s: Settings, axes: list[Axis], fixed: dict[str, Any] | None = None) -> Sweep:
+def _sweep(name: str, s: Settings, axes: list[Axis], fixed: dict[str, Any] | None = None, on: str = SCENARIO) -> Sweep:
     return Sweep(
         path=Path(f"<{name}>"),
         name=name,
-        scenario=scenario(SCENARIO),
+        scenario=scenario(on),
         seeds=list(s.seeds),
         metrics=METRICS,
         fixed={"duration": s.duration_s, **(fixed or {})},
@@ -146,6 +151,15 @@ def sweeps(s: Settings) -> list[Sweep]:
             Axis(SCHEME_KEYS, list(SCHEMES.values()), 0),
             Axis((LOSS_KEY,), [(hop_loss(p),) for p in s.losses], 0),
         ],
+    )
+    fig7_wifi = _sweep(
+        "tcpforward-fig7-wifi",
+        s,
+        [
+            Axis(SCHEME_KEYS, list(SCHEMES.values()), 0),
+            Axis(WIFI_LOSS_KEYS, [(hop_loss(p),) * len(WIFI_LOSS_KEYS) for p in s.losses], 0),
+        ],
+        on=WIFI_SCENARIO,
     )
     known = _sweep(
         "tcpforward-fig7-known-loss",
@@ -173,7 +187,7 @@ def sweeps(s: Settings) -> list[Sweep]:
         [Axis(("tcp.rcv_window",), [(n,) for n in s.windows], 0)],
         {**latency, "coding.scheme": "tcpnc-e2e", "tcp.variant": "vegas"},
     )
-    out = [fig7, known, fig8_forward, fig8_tcpnc]
+    out = [fig7, fig7_wifi, known, fig8_forward, fig8_tcpnc]
     for p in s.open_losses:
         for key, values in OPEN_VALUES.items():
             out.append(
@@ -261,14 +275,18 @@ def tables(runs: pd.DataFrame, s: Settings) -> tuple[pd.DataFrame, pd.DataFrame,
     def rows(name: str) -> pd.DataFrame:
         return _rows(runs, by_name[name])
 
-    fig7 = rows("tcpforward-fig7")
-    fig7["scheme"] = fig7["coding.scheme"].map(_scheme)
+    wired = rows("tcpforward-fig7")
+    wired["scheme"] = wired["coding.scheme"].map(_scheme)
     known = rows("tcpforward-fig7-known-loss").assign(scheme=KNOWN_LOSS)
-    both = pd.concat([fig7, known], ignore_index=True)
-    both["loss"] = both[LOSS_KEY].map(path_loss)
-    order = {k: i for i, k in enumerate([*SCHEMES, KNOWN_LOSS])}
-    fig7 = _mean_over_seeds(both, ["scheme", "loss"])
-    fig7 = fig7.sort_values(["scheme", "loss"], key=lambda c: c.map(order) if c.name == "scheme" else c)
+    wired = pd.concat([wired, known], ignore_index=True)
+    wired = wired.assign(medium=POINT_TO_POINT, loss=wired[LOSS_KEY].map(path_loss))
+    wifi = rows("tcpforward-fig7-wifi")
+    wifi = wifi.assign(
+        medium=WIFI, scheme=wifi["coding.scheme"].map(_scheme), loss=wifi[WIFI_LOSS_KEYS[0]].map(path_loss)
+    )
+    order = {k: i for i, k in enumerate([POINT_TO_POINT, WIFI, *SCHEMES, KNOWN_LOSS])}
+    fig7 = _mean_over_seeds(pd.concat([wired, wifi], ignore_index=True), ["medium", "scheme", "loss"])
+    fig7 = fig7.sort_values(["medium", "scheme", "loss"], key=lambda c: c if c.name == "loss" else c.map(order))
 
     forward = rows("tcpforward-fig8").rename(columns={"coding.tcpforward.window": "window"})
     tcpnc = rows("tcpforward-fig8-tcpnc").rename(columns={"tcp.rcv_window": "window"})
@@ -391,40 +409,11 @@ def _median_time(work: Callable[[], object], repeats: int, batch_s: float = 0.01
 
 def claims(fig7: pd.DataFrame, fig8: pd.DataFrame, cost: pd.DataFrame) -> pd.DataFrame:
     """Each claim of the paper (and of the issue's reading of it) beside what
-    this run measured, and whether it holds here."""
-    at = fig7.pivot_table(index="loss", columns="scheme", values="throughput_bps")
-    lossy = at[at.index >= 0.1]
-    forward, tcpnc = lossy.get("tcp-forward"), lossy.get("tcpnc-e2e")
-    rows = []
-    if forward is not None and tcpnc is not None:
-        above = (forward > tcpnc).sum()
-        ratio = forward / tcpnc
-        rows.append(
-            (
-                "Fig. 7: TCP-Forward above TCP/NC at every loss from 0.1 to 0.9",
-                f"at {above} of {len(lossy)} losses; ratio {ratio.min():.2f} to {ratio.max():.2f}",
-                bool(above == len(lossy)),
-            )
-        )
-    if 0.0 in at.index:
-        best = str(at.loc[0.0].idxmax())
-        rows.append(
-            ("Fig. 7: TCP Reno best at the lowest loss", f"best at p = 0: {NAMES.get(best, best)}", best == "reno")
-        )
-        if 0.5 in at.index and "tcp-forward" in at:
-            kept = at["tcp-forward"].loc[0.5] / at["tcp-forward"].loc[0.0]
-            rows.append(
-                ("Fig. 7: TCP-Forward keeps half its lossless throughput at p = 0.5", f"{kept:.2f}", bool(kept >= 0.5))
-            )
-        if 0.9 in at.index and "tcp-forward" in at:
-            kept = at["tcp-forward"].loc[0.9] / at["tcp-forward"].loc[0.0]
-            rows.append(
-                (
-                    "Fig. 7: TCP-Forward's throughput does not drop much at p = 0.9",
-                    f"{kept:.2f} of lossless",
-                    bool(kept >= 0.5),
-                )
-            )
+    this run measured, and whether it holds here. The claims of Fig. 7 are
+    checked on each medium."""
+    rows: list[tuple[str, str, bool]] = []
+    for medium, table in fig7.groupby("medium", sort=False):
+        rows += _fig7_claims(table, "Fig. 7" if medium == POINT_TO_POINT else f"Fig. 7 on {medium}")
     lat = fig8.pivot_table(index="window", columns="scheme", values="delay_mean_s")
     if {"tcp-forward", "tcpnc-e2e"} <= set(lat.columns) and len(lat) > 1:
         gap = lat["tcpnc-e2e"] - lat["tcp-forward"]
@@ -462,6 +451,37 @@ def claims(fig7: pd.DataFrame, fig8: pd.DataFrame, cost: pd.DataFrame) -> pd.Dat
     return pd.DataFrame(rows, columns=["claim", "measured", "holds"])
 
 
+def _fig7_claims(fig7: pd.DataFrame, figure: str) -> list[tuple[str, str, bool]]:
+    """Fig. 7's claims on one medium."""
+    at = fig7.pivot_table(index="loss", columns="scheme", values="throughput_bps")
+    lossy = at[at.index >= 0.1]
+    rows = []
+    if {"tcp-forward", "tcpnc-e2e"} <= set(lossy.columns) and len(lossy):
+        forward, tcpnc = lossy["tcp-forward"], lossy["tcpnc-e2e"]
+        above = int((forward > tcpnc).sum())
+        ratio = forward / tcpnc
+        rows.append(
+            (
+                f"{figure}: TCP-Forward above TCP/NC at every loss from 0.1 to 0.9",
+                f"at {above} of {len(lossy)} losses; ratio {ratio.min():.2f} to {ratio.max():.2f}",
+                above == len(lossy),
+            )
+        )
+    if 0.0 in at.index:
+        best = str(at.loc[0.0].idxmax())
+        rows.append(
+            (f"{figure}: TCP Reno best at the lowest loss", f"best at p = 0: {NAMES.get(best, best)}", best == "reno")
+        )
+        for p, claim in (
+            (0.5, "TCP-Forward keeps half its lossless throughput"),
+            (0.9, "TCP-Forward's throughput does not drop much"),
+        ):
+            if p in at.index and "tcp-forward" in at:
+                kept = float(at["tcp-forward"].loc[p] / at["tcp-forward"].loc[0.0])
+                rows.append((f"{figure}: {claim} at p = {p}", f"{kept:.2f} of lossless", kept >= 0.5))
+    return rows
+
+
 # ---------------------------------------------------------------- plots
 
 
@@ -476,11 +496,14 @@ def plot(fig7: pd.DataFrame, fig8: pd.DataFrame, cost: pd.DataFrame, out: Path) 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ((a, b), (c, d)) = plt.subplots(2, 2, figsize=(11, 8), constrained_layout=True)
-    for scheme, rows in fig7.groupby("scheme", sort=False):
+    fig, ((a, b, c), (w, d, spare)) = plt.subplots(2, 3, figsize=(16, 8), constrained_layout=True)
+    spare.set_visible(False)
+    titles = {POINT_TO_POINT: "Fig. 7: tandem, point-to-point hops", WIFI: "Fig. 7: tandem on one 802.11b channel"}
+    for (medium, scheme), rows in fig7.groupby(["medium", "scheme"], sort=False):
+        ax = a if medium == POINT_TO_POINT else w
         rows = rows.sort_values("loss")
-        a.plot(rows.loss, rows.throughput_bps / 1e3, "o-", label=_name(scheme))
-    a.set(xlabel="end-to-end loss p", ylabel="throughput (kbit/s)", title="Fig. 7: tandem, point-to-point hops")
+        ax.plot(rows.loss, rows.throughput_bps / 1e3, "o-", label=_name(scheme))
+        ax.set(xlabel="end-to-end loss p", ylabel="throughput (kbit/s)", title=titles[str(medium)])
     for scheme, rows in fig8.groupby("scheme", sort=False):
         rows = rows.sort_values("window")
         b.plot(rows.window_bytes, rows.delay_mean_s, "o-", label=_name(scheme))
@@ -505,7 +528,7 @@ def plot(fig7: pd.DataFrame, fig8: pd.DataFrame, cost: pd.DataFrame, out: Path) 
     for ax in (b, c, d):
         ax.set_xticks(ticks, [f"{t / 1000:g} k" for t in ticks])
         ax.minorticks_off()
-    for ax in (a, b, c, d):
+    for ax in (a, w, b, c, d):
         ax.legend(fontsize=7)
     written = [
         write_atomically(out / f"tcpforward-figs.{x}", partial(fig.savefig, format=x, dpi=110)) for x in ("png", "svg")
@@ -612,7 +635,9 @@ def json_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
                     }
                 )
 
-    add("7", result["fig7"], "loss", "loss", ["throughput_bps"], lambda r: r["scheme"])
+    for medium, fig7 in result["fig7"].groupby("medium", sort=False):
+        figure = "7" if medium == POINT_TO_POINT else f"7 ({medium})"
+        add(figure, fig7, "loss", "loss", ["throughput_bps"], lambda r: r["scheme"])
     add("8", result["fig8"], "window_bytes", "window_bytes", ["delay_mean_s"], lambda r: r["scheme"])
     forward = result["fig8"][result["fig8"].scheme == "tcp-forward"]
     add("10", forward, "window_bytes", "window_bytes", ["window_first_s", "window_all_s"], lambda r: r["scheme"])
