@@ -102,7 +102,7 @@ def test_an_interrupted_reproduction_resumes_without_rerunning(tmp_path):
     assert (results.counters(first)["segments_decoded"] > 0).any()
 
 
-def test_reproduce_json_rows_name_figure_scheme_parameter_metric_and_seeds(tmp_path, monkeypatch):
+def test_reproduce_prints_json_rows_and_a_fig7_table_per_medium(tmp_path, monkeypatch):
     monkeypatch.setattr(tcpforward.Settings, "of", classmethod(lambda cls, quick: SMALL))
     result = CliRunner().invoke(app, ["reproduce", "tcpforward", "--quick", "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
@@ -120,5 +120,9 @@ def test_reproduce_json_rows_name_figure_scheme_parameter_metric_and_seeds(tmp_p
     assert {r["scheme"].split(" ")[0] for r in rows if r["figure"] == "9"} == {"lt", "lt-elimination", "rlnc-gf256"}
     claims = pd.read_csv(tmp_path / "tcpforward-claims.csv")
     assert claims.holds.dtype == bool and len(claims) >= 6
+    # The same store again, as tables: one Fig. 7 per medium.
+    shown = CliRunner().invoke(app, ["reproduce", "tcpforward", "--quick", "--out", str(tmp_path)])
+    assert shown.exit_code == 0, shown.output
+    assert "point-to-point" in shown.stdout and "802.11b" in shown.stdout
     for name in ("tcpforward-figs.png", "tcpforward-figs.svg", "tcpforward-fig7.csv", "tcpforward-decode-cost.csv"):
         assert (tmp_path / name).stat().st_size > 0, name

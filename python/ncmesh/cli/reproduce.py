@@ -236,16 +236,17 @@ def reproduce_tcpforward(
     if as_json:
         print(json.dumps({"rows": tcpforward.json_rows(result), "failed": failed_json(result)}))
         return report_failed(result, out_dir / "tcpforward.sqlite", allow_failed)
-    fig7 = result["fig7"]
-    shown = Table(title="Fig. 7: throughput (kbit/s) against end-to-end loss, 3-node tandem")
-    shown.add_column("scheme")
-    losses = sorted(set(fig7.loss))
-    for p in losses:
-        shown.add_column(f"p {p:.1f}", justify="right")
-    for scheme, rows in fig7.groupby("scheme", sort=False):
-        at = rows.set_index("loss").throughput_bps
-        shown.add_row(tcpforward.NAMES.get(scheme, scheme), *(f"{at.get(p, float('nan')) / 1e3:,.1f}" for p in losses))
-    out().print(shown)
+    for medium, fig7 in result["fig7"].groupby("medium", sort=False):
+        shown = Table(title=f"Fig. 7: throughput (kbit/s) against end-to-end loss, 3-node tandem, {medium}")
+        shown.add_column("scheme")
+        losses = sorted(set(fig7.loss))
+        for p in losses:
+            shown.add_column(f"p {p:.1f}", justify="right")
+        for scheme, rows in fig7.groupby("scheme", sort=False):
+            at = rows.set_index("loss").throughput_bps
+            cells = (f"{at.get(p, float('nan')) / 1e3:,.1f}" for p in losses)
+            shown.add_row(tcpforward.NAMES.get(scheme, scheme), *cells)
+        out().print(shown)
     table = Table(title="Claims of seed 004 against this run")
     for column in ("claim", "measured", "holds"):
         table.add_column(column)
