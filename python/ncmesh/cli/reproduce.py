@@ -16,6 +16,14 @@ reproduce_app = typer.Typer(
 )
 app.add_typer(reproduce_app, name="reproduce")
 
+# The options every reproduction takes.
+OutDir = Annotated[Path, typer.Option("--out", help="Directory for the tables, figures and the results store.")]
+Jobs = Annotated[int | None, typer.Option(help="Parallel runs; default: every core.")]
+Dask = Annotated[str | None, typer.Option(help="Run on a Dask cluster: a scheduler address, or 'local'.")]
+AllowFailed = Annotated[
+    bool, typer.Option("--allow-failed", help="Exit 0 even if some runs failed (they are still listed).")
+]
+
 
 def reproduce_with_progress(
     experiment: ModuleType,
@@ -75,18 +83,14 @@ def reproduce_honc2012(
     quick: Annotated[
         bool, typer.Option(help="One seed of 1000 s at four loss rates, instead of five seeds of 10000 s at eight.")
     ] = False,
-    out_dir: Annotated[
-        Path, typer.Option("--out", help="Directory for the tables, figures and the results store.")
-    ] = Path("honc2012-out"),
-    jobs: Annotated[int | None, typer.Option(help="Parallel runs; default: every core.")] = None,
-    dask: Annotated[str | None, typer.Option(help="Run on a Dask cluster: a scheduler address, or 'local'.")] = None,
+    out_dir: OutDir = Path("honc2012-out"),
+    jobs: Jobs = None,
+    dask: Dask = None,
     as_json: Annotated[
         bool,
         typer.Option("--json", help='Print one JSON object, {"rows": [...]}, one row per scheme, P_e and scenario.'),
     ] = False,
-    allow_failed: Annotated[
-        bool, typer.Option("--allow-failed", help="Exit 0 even if some runs failed (they are still listed).")
-    ] = False,
+    allow_failed: AllowFailed = False,
 ) -> None:
     """Seed 000: TCP, TCP/NC end to end and hop by hop, and TCP-HONC on one path (Figs. 5-7) and two (Fig. 8).
 
@@ -140,15 +144,11 @@ def reproduce_honc2012(
 @reproduce_app.command("zhang2014")
 def reproduce_zhang2014(
     quick: Annotated[bool, typer.Option(help="2 seeds of 2000 s instead of 5 of 10000 s.")] = False,
-    out_dir: Annotated[
-        Path, typer.Option("--out", help="Directory for the tables, figures and the results store.")
-    ] = Path("zhang2014-out"),
-    jobs: Annotated[int | None, typer.Option(help="Parallel runs; default: every core.")] = None,
-    dask: Annotated[str | None, typer.Option(help="Run on a Dask cluster: a scheduler address, or 'local'.")] = None,
+    out_dir: OutDir = Path("zhang2014-out"),
+    jobs: Jobs = None,
+    dask: Dask = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with the rows.")] = False,
-    allow_failed: Annotated[
-        bool, typer.Option("--allow-failed", help="Exit 0 even if some runs failed (they are still listed).")
-    ] = False,
+    allow_failed: AllowFailed = False,
 ) -> None:
     """Seed 002: the TCP-NC Markov model, Kim and Abouzeid against simulated TCP/NC on Reno.
 
@@ -207,11 +207,9 @@ def reproduce_tcpforward(
     quick: Annotated[
         bool, typer.Option(help="One seed of 300 s at six losses and four windows, instead of five of 1000 s.")
     ] = False,
-    out_dir: Annotated[
-        Path, typer.Option("--out", help="Directory for the tables, figures and the results store.")
-    ] = Path("tcpforward-out"),
-    jobs: Annotated[int | None, typer.Option(help="Parallel runs; default: every core.")] = None,
-    dask: Annotated[str | None, typer.Option(help="Run on a Dask cluster: a scheduler address, or 'local'.")] = None,
+    out_dir: OutDir = Path("tcpforward-out"),
+    jobs: Jobs = None,
+    dask: Dask = None,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -219,9 +217,7 @@ def reproduce_tcpforward(
             help='Print one JSON object, {"rows": [...]}: figure, scheme, parameter, value, metric, mean, seeds.',
         ),
     ] = False,
-    allow_failed: Annotated[
-        bool, typer.Option("--allow-failed", help="Exit 0 even if some runs failed (they are still listed).")
-    ] = False,
+    allow_failed: AllowFailed = False,
 ) -> None:
     """Seed 004: TCP-Forward against TCP/NC end to end and TCP Reno on the tandem (Figs. 7-11, open values).
 

@@ -25,8 +25,8 @@ from .. import results
 from ..files import write_atomically
 from ..models import honc as closed_forms
 from ..paths import scenario
-from ..sweep import Axis, Sweep, run_sweep
-from . import failed_runs
+from ..sweep import Axis, Sweep
+from . import failed_runs, run_into, runs_in
 
 WIRELESS_HOPS = 4
 CAPACITY_BPS = 1e6
@@ -446,7 +446,7 @@ def plot_fig8(multi: pd.DataFrame, flows: pd.DataFrame, queue: pd.DataFrame, out
 
 def runs_planned(quick: bool) -> int:
     """How many runs the reproduction makes, for a progress bar."""
-    return sum(len(sw.seeds) * sum(1 for _ in sw.points()) for sw in sweeps(Settings.of(quick)))
+    return runs_in(sweeps(Settings.of(quick)))
 
 
 def reproduce(
@@ -464,9 +464,7 @@ def reproduce(
     s = Settings.of(quick)
     db = db or out / "honc2012.sqlite"
     out.mkdir(parents=True, exist_ok=True)
-    for sw in sweeps(s):
-        if run_sweep(sw, db, jobs=jobs, dask=dask, on_start=on_start, on_done=on_done).interrupted:
-            raise KeyboardInterrupt
+    run_into(sweeps(s), db, jobs, dask, on_start, on_done)
     fig5, fig6, fig7 = tables(results.load(db))
     fig6.attrs["actual_loss"] = s.robustness_loss
     runs = results.load(db)

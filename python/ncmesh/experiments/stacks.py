@@ -273,16 +273,10 @@ def against_linux(
     With ``kernel_runs``, the kernel's runs are read from that JSON file if
     it exists (so that ncmesh's side can be run again alone) and written to
     it otherwise."""
-    from concurrent.futures import ThreadPoolExecutor
-
     points = [(c, p, n, s) for c in controls for n in flows for p in losses for s in seeds]
-    if kernel_runs is not None and kernel_runs.exists():
-        kernel = json.loads(kernel_runs.read_text())
-    else:
-        with ThreadPoolExecutor(parallel) as pool:
-            kernel = list(pool.map(lambda pt: kernel_goodput(pt[0], pt[1], pt[2], pt[3], duration_s), points))
-        if kernel_runs is not None:
-            write_text_atomically(kernel_runs, json.dumps(kernel))
+    kernel = _kernel_runs(
+        points, lambda pt: kernel_goodput(pt[0], pt[1], pt[2], pt[3], duration_s), parallel, kernel_runs
+    )
     rows, timing = [], []
     for (c, p, n, s), report in zip(points, kernel, strict=True):
         ours = ncmesh_goodput(
@@ -296,16 +290,29 @@ def against_linux(
 
 
 def _kernel_table(rows: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
-    """Mean goodput of both sides over the seeds of each point, their ratio,
-    and whether it is within the bound."""
+    """Mean goodput of both sides over the seeds of each point, their ratio
+    with a 95% interval (the seeds' standard errors of both means, combined
+    to first order), and whether the ratio is within the bound."""
     table = (
         pd.DataFrame(rows)
         .groupby(by, as_index=False)
-        .agg(ncmesh_bps=("ncmesh_bps", "mean"), linux_bps=("linux_bps", "mean"))
+        .agg(
+            seeds=("ncmesh_bps", "size"),
+            ncmesh_bps=("ncmesh_bps", "mean"),
+            ncmesh_se=("ncmesh_bps", "sem"),
+            linux_bps=("linux_bps", "mean"),
+            linux_se=("linux_bps", "sem"),
+        )
     )
     table["ratio"] = table.ncmesh_bps / table.linux_bps
+    spread = (
+        1.96
+        * table.ratio
+        * ((table.ncmesh_se / table.ncmesh_bps) ** 2 + (table.linux_se / table.linux_bps) ** 2) ** 0.5
+    )
+    table["ratio_low"], table["ratio_high"] = table.ratio - spread, table.ratio + spread
     table["holds"] = (table.ratio - 1).abs() <= BOUND
-    return table
+    return table.drop(columns=["ncmesh_se", "linux_se"])
 
 
 #: What the BBR comparison sweeps, on both paths.
@@ -432,7 +439,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--path", choices=list(PATHS), default="link", help="the path of a BBR trace (bbr --trace)")
     parser.add_argument("--step", type=float, default=0.5, help="seconds between the rows of a BBR trace")
     parser.add_argument("--paths", nargs="+", choices=list(PATHS), default=list(PATHS), help="paths to compare (bbr)")
-    parser.add_argument("--losses", nargs="+", type=float, default=list(BBR_LOSSES), help="losses to compare (bbr)")
+    parser.add_argument(
+        "--losses", nargs="+", type=float, default=None, help="losses to compare (linux, bbr; default: each one's own)"
+    )
     parser.add_argument("--duration", type=float, default=DURATION_S, help="simulated seconds per run")
     parser.add_argument("--seeds", type=int, default=len(SEEDS), help="seeds 1..N per point")
     parser.add_argument("--trace", type=float, default=None, metavar="P", help="print one flow's traces at loss P")
@@ -457,7 +466,7 @@ def main(argv: list[str] | None = None) -> None:
             return None
         table, timing = against_bbr(
             paths=args.paths,
-            losses=args.losses,
+            losses=args.losses or BBR_LOSSES,
             seeds=range(1, args.seeds + 1),
             duration_s=args.duration,
             parallel=args.parallel,
@@ -477,7 +486,11 @@ def main(argv: list[str] | None = None) -> None:
     seeds = range(1, args.seeds + 1)
     if args.against == "linux":
         table, timing = against_linux(
-            seeds=seeds, duration_s=args.duration, parallel=args.parallel, kernel_runs=args.kernel_runs
+            losses=args.losses or LINUX_LOSSES,
+            seeds=seeds,
+            duration_s=args.duration,
+            parallel=args.parallel,
+            kernel_runs=args.kernel_runs,
         )
         print(table.to_markdown(index=False, floatfmt=".4g"))
         print(timing.describe().to_markdown(floatfmt=".4g"))

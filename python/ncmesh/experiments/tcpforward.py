@@ -32,8 +32,8 @@ import pandas as pd
 from .. import results
 from ..files import write_atomically
 from ..paths import scenario
-from ..sweep import Axis, Sweep, plan, run_sweep
-from . import failed_runs
+from ..sweep import Axis, Sweep, plan
+from . import failed_runs, run_into, runs_in
 
 SCENARIO = "tcpforward-tandem"
 # The same tandem on one 802.11b channel; the frame error rate of each hop,
@@ -570,7 +570,7 @@ def plot_open(table: pd.DataFrame, out: Path) -> list[Path]:
 
 def runs_planned(quick: bool) -> int:
     """How many runs the reproduction makes, for a progress bar."""
-    return sum(len(sw.seeds) * sum(1 for _ in sw.points()) for sw in sweeps(Settings.of(quick)))
+    return runs_in(sweeps(Settings.of(quick)))
 
 
 def reproduce(
@@ -588,9 +588,7 @@ def reproduce(
     s = Settings.of(quick)
     db = db or out / "tcpforward.sqlite"
     out.mkdir(parents=True, exist_ok=True)
-    for sw in sweeps(s):
-        if run_sweep(sw, db, jobs=jobs, dask=dask, on_start=on_start, on_done=on_done).interrupted:
-            raise KeyboardInterrupt
+    run_into(sweeps(s), db, jobs, dask, on_start, on_done)
     runs = results.load(db)
     fig7, fig8, opened = tables(runs, s)
     failed = failed_runs(runs, [sw.name for sw in sweeps(s)])

@@ -23,8 +23,8 @@ from ..files import write_atomically
 from ..models import abouzeid, kim, markov
 from ..paths import scenario
 from ..simulate import run
-from ..sweep import Axis, Sweep, run_sweep
-from . import failed_runs
+from ..sweep import Axis, Sweep
+from . import failed_runs, run_into, runs_in
 
 HOPS = 4
 LINK_RTT_S = 0.8  # four hops of 100 ms each way
@@ -123,8 +123,7 @@ def sweep(
     on_done: Callable[[Any, Any], None] | None = None,
 ) -> pd.DataFrame:
     """Runs what the store ``db`` does not hold yet and compares."""
-    if run_sweep(model_sweep(s), db, jobs=jobs, dask=dask, on_start=on_start, on_done=on_done).interrupted:
-        raise KeyboardInterrupt
+    run_into([model_sweep(s)], db, jobs, dask, on_start, on_done)
     return compare(results.load(db), s)
 
 
@@ -219,8 +218,7 @@ def reproduce(
 
 def runs_planned(quick: bool) -> int:
     """How many runs the sweep makes, for a progress bar."""
-    sw = model_sweep(Settings.of(quick))
-    return len(sw.seeds) * sum(1 for _ in sw.points())
+    return runs_in([model_sweep(Settings.of(quick))])
 
 
 def rows_json(table: pd.DataFrame) -> list[dict[str, Any]]:
