@@ -260,6 +260,10 @@ def test_benchmark_tables_put_each_rate_in_its_row_and_column():
             row("avx2", "rlnc-simdx", "encode", "gf256", 16, 9000.0 / 9),
             row("avx2", "ncmesh", "mad", "gf256", 1, 9000.0),
             row("avx2", "isa-l (avx2)", "mad", "gf256", 1, 3000.0),
+            # LT against raptorq measured on the same tier in the same run.
+            row("avx2", "ncmesh", "lt_decode", "gf2", 1000, 600.0),
+            row("avx2", "raptorq", "lt_decode", "gf2", 1000, 400.0),
+            row("gfni512", "raptorq", "lt_decode", "gf2", 1000, 500.0),
         ]
     )
     cpu = {"model": "a CPU", "cores": 2, "flags": ["avx2", "gfni", "sse2"], "tiers": ["avx2"], "mhz": 2600.0}
@@ -279,3 +283,4 @@ def test_benchmark_tables_put_each_rate_in_its_row_and_column():
     # Tiers come slowest first, and the single-tier tables are the fastest's.
     assert lines.index("## RLNC over GF(2^8) on avx2") < lines.index("## RLNC over GF(2^8) on gfni512")
     assert "## Fields on gfni512" in lines
+    assert "| avx2 | lt_decode | 1000 | 600 | 400 | 1.50x |" in lines

@@ -544,6 +544,60 @@ fn ncmesh_lt(b: &mut Bench, k: usize) {
     );
 }
 
+/// raptorq (RFC 6330) beside the LT rows, driven as the Python half drives
+/// it: `with_defaults` over the K symbols' bytes (symbols of 1496 bytes, its
+/// alignment of 8 below 1500, so 65 and 1003 source symbols), encoding them
+/// plus K/10 + 1 repair symbols per call, and decoding from the packets left
+/// after 10% i.i.d. loss, each handed over as a copy, as the Python binding
+/// does, until it returns the data. It is a different code, shown for scale:
+/// no maintained LT crate exists.
+fn peer_raptorq(b: &mut Bench, k: usize) {
+    if !b.wants(&format!("raptorq/lt_encode/gf2/{k}")) && !b.wants(&format!("raptorq/lt_decode/gf2/{k}")) {
+        return; // building the encoder solves its precode
+    }
+    let data = random(k * SYMBOL, k as u64);
+    let encoder = raptorq::Encoder::with_defaults(&data, SYMBOL as u16);
+    let repair = k as u32 / 10 + 1;
+    let config = encoder.get_config();
+    let decode = |kept: &[raptorq::EncodingPacket]| {
+        let mut d = raptorq::Decoder::new(config);
+        kept.iter().find_map(|p| d.decode(p.clone()))
+    };
+    // 10% loss leaves about 0.99 K' packets, so some draws cannot decode:
+    // the first loss seed whose survivors do (the Python half's happens to).
+    let (loss_seed, kept) = (1..)
+        .map(|seed| {
+            let mut loss = SplitMix64::new(seed);
+            (seed, encoder.get_encoded_packets(repair).into_iter().filter(|_| loss.unit_f64() >= 0.1).collect())
+        })
+        .find(|(_, kept): &(u64, Vec<raptorq::EncodingPacket>)| decode(kept).is_some_and(|out| out == data))
+        .unwrap();
+    let note = "RaptorQ (RFC 6330), not LT";
+    let encoded = b.measure("raptorq", "lt_encode", "gf2", k, k * SYMBOL, || {
+        black_box(encoder.get_encoded_packets(repair));
+    });
+    if !encoded.is_nan() {
+        b.rows.last_mut().unwrap()["note"] = json!(note);
+    }
+    let decoded = b.measure("raptorq", "lt_decode", "gf2", k, k * SYMBOL, || {
+        black_box(decode(&kept));
+    });
+    if !decoded.is_nan() {
+        let row = b.rows.last_mut().unwrap();
+        row["note"] = json!(note);
+        row["source_symbols"] = json!(data.len().div_ceil(config.symbol_size() as usize));
+        row["symbols_kept"] = json!(kept.len());
+        row["loss_seed"] = json!(loss_seed);
+        println!(
+            "{:>21} raptorq K={k}: {} source symbols, {} of {} packets kept (loss seed {loss_seed})",
+            "",
+            row["source_symbols"],
+            kept.len(),
+            encoder.get_encoded_packets(repair).len()
+        );
+    }
+}
+
 fn ncmesh_xor(b: &mut Bench) {
     let (x, y) = (random(SYMBOL, 1), random(SYMBOL, 2));
     b.measure("ncmesh", "xor", "gf2", 2, 2 * SYMBOL, || {
@@ -581,6 +635,7 @@ fn main() {
     ncmesh_rlnc(&mut b, Field::GF16, 64);
     for k in [64, 1000] {
         ncmesh_lt(&mut b, k);
+        peer_raptorq(&mut b, k);
     }
     ncmesh_xor(&mut b);
     if !partial {
