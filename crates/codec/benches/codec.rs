@@ -502,24 +502,22 @@ fn ncmesh_lt(b: &mut Bench, k: usize) {
         assert!(d.is_complete());
         black_box(d.data());
     });
-    // The work of the decode timed: each edge of a received symbol is one
-    // XOR of a whole symbol, made when the symbol arrives or when peeling
-    // reaches it; what peeling leaves goes to elimination.
+    // The work of the decode timed, as the decoder counts it: whole-symbol
+    // XORs as symbols arrive and peel, and in the solve of the stalled graph
+    // (its sums, and the set coefficients of its two GF(2) products).
     let mut d = lt::Decoder::new(k, SYMBOL, dist.clone(), 9).unwrap();
     d.set_fallback(true);
-    let mut edges = 0;
     for (esi, p) in coded.iter().enumerate() {
         if d.is_complete() {
             break;
         }
         d.consume(esi as u32, p).unwrap();
-        edges += encoder.neighbours(esi as u32).len();
     }
-    let xors_per_symbol = edges as f64 / k as f64;
-    let by_elimination = d.decoded_by_elimination();
+    let xors_per_symbol = d.symbol_xors() as f64 / k as f64;
+    let (by_elimination, inactivated) = (d.decoded_by_elimination(), d.decoded_by_inactivation());
     println!(
         "{:>21} LT K={k}: {} symbols received, {xors_per_symbol:.2} symbol XORs per source symbol (mean degree \
-         {:.2}), {by_elimination} sources left to elimination",
+         {:.2}), {by_elimination} sources left to the solve of the stalled graph, {inactivated} of them inactivated",
         "",
         d.symbols_received(),
         dist.mean_degree()
@@ -527,6 +525,7 @@ fn ncmesh_lt(b: &mut Bench, k: usize) {
     let last = b.rows.last_mut().unwrap();
     last["xors_per_source_symbol"] = json!(xors_per_symbol);
     last["decoded_by_elimination"] = json!(by_elimination);
+    last["inactivated"] = json!(inactivated);
     if trials == 0 {
         return;
     }
