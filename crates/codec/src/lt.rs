@@ -1544,4 +1544,188 @@ mod tests {
         assert_eq!(decoder.consume(0, &coded(&encoder, 0)), Ok(Received::NotInnovative));
         assert_eq!(decoder.symbols_received(), received);
     }
+
+    /// Bit rows over `k` sources, reduced by plain Gaussian elimination over
+    /// GF(2), independently of the decoder.
+    #[derive(Default)]
+    struct Span {
+        /// Rows with distinct leading bits, each clear in the others.
+        rows: Vec<Vec<u64>>,
+    }
+
+    impl Span {
+        fn row(k: usize, sources: &[u32]) -> Vec<u64> {
+            let mut row = vec![0u64; k.div_ceil(64)];
+            sources.iter().for_each(|&i| row[i as usize / 64] ^= 1 << (i % 64));
+            row
+        }
+
+        fn reduce(&self, mut v: Vec<u64>) -> Vec<u64> {
+            for row in &self.rows {
+                let lead = lead(row).unwrap();
+                if v[lead / 64] >> (lead % 64) & 1 == 1 {
+                    v.iter_mut().zip(row).for_each(|(a, b)| *a ^= b);
+                }
+            }
+            v
+        }
+
+        /// Adds `v`; returns whether it raised the rank.
+        fn add(&mut self, v: Vec<u64>) -> bool {
+            let v = self.reduce(v);
+            let Some(lead) = lead(&v) else { return false };
+            for row in &mut self.rows {
+                if row[lead / 64] >> (lead % 64) & 1 == 1 {
+                    row.iter_mut().zip(&v).for_each(|(a, b)| *a ^= b);
+                }
+            }
+            self.rows.push(v);
+            true
+        }
+
+        fn contains(&self, v: Vec<u64>) -> bool {
+            lead(&self.reduce(v)).is_none()
+        }
+    }
+
+    fn lead(v: &[u64]) -> Option<usize> {
+        v.iter().position(|&w| w != 0).map(|i| i * 64 + v[i].trailing_zeros() as usize)
+    }
+
+    #[test]
+    fn decodes_random_subsets_of_every_size() {
+        for k in [1, 2, 10, 100, 1000] {
+            let dist = Distribution::robust(k, DEFAULT_C, DEFAULT_DELTA).unwrap();
+            for trial in 0..4u64 {
+                let seed = k as u64 * 100 + trial;
+                let mut rng = SplitMix64::new(seed);
+                let mut data = vec![0; k * 8];
+                rng.fill_bytes(&mut data);
+                let mut encoder = Encoder::new(k, 8, dist.clone(), seed).unwrap();
+                encoder.set_symbols(&data).unwrap();
+                let mut decoder = Decoder::new(k, 8, dist.clone(), seed).unwrap();
+                decoder.set_fallback(true);
+                // A random subset of ESIs in random order, as any loss and reordering leave.
+                let mut esis: Vec<u32> = (0..4 * k as u32 + 20).collect();
+                for i in (1..esis.len()).rev() {
+                    esis.swap(i, rng.below(i as u64 + 1) as usize);
+                }
+                let mut span = Span::default();
+                for &esi in &esis {
+                    span.add(Span::row(k, &encoder.neighbours(esi)));
+                    decoder.consume(esi, &coded(&encoder, esi)).unwrap();
+                    assert_eq!(decoder.is_complete(), span.rows.len() == k, "k={k} trial {trial}");
+                    if decoder.is_complete() {
+                        break;
+                    }
+                }
+                assert_eq!(decoder.data(), Some(&data[..]), "k={k} trial {trial}");
+            }
+        }
+    }
+
+    #[test]
+    fn k_1000_completes_on_the_symbol_of_full_rank_within_ten_percent() {
+        // Any decoder that completes at full rank needs exactly these counts,
+        // so the overhead is what the elimination fallback had.
+        let dist = Distribution::robust(1000, DEFAULT_C, DEFAULT_DELTA).unwrap();
+        let needed = overhead_trials(&dist, 8, 3, true);
+        let mut seeds = SplitMix64::new(3);
+        for &n in &needed {
+            let seed = seeds.next_u64();
+            let mut span = Span::default();
+            let mut out = Vec::new();
+            let full = (0..)
+                .position(|esi| {
+                    neighbours(&dist, seed, esi, &mut out);
+                    span.add(Span::row(1000, &out));
+                    span.rows.len() == 1000
+                })
+                .unwrap();
+            assert_eq!(n, full + 1, "seed {seed}");
+        }
+        let mean = needed.iter().sum::<usize>() as f64 / needed.len() as f64 / 1000.0 - 1.0;
+        assert!(mean <= 0.10, "mean overhead {mean}");
+    }
+
+    #[test]
+    fn a_solve_reports_the_inactivated_sources_and_counts_its_xors() {
+        let k = 1000;
+        let dist = Distribution::robust(k, DEFAULT_C, DEFAULT_DELTA).unwrap();
+        let mut encoder = Encoder::new(k, 16, dist.clone(), 4).unwrap();
+        let mut data = vec![0; k * 16];
+        SplitMix64::new(4).fill_bytes(&mut data);
+        encoder.set_symbols(&data).unwrap();
+        let mut decoder = Decoder::new(k, 16, dist.clone(), 4).unwrap();
+        decoder.set_fallback(true);
+        let mut esi = 0;
+        while !decoder.is_complete() {
+            decoder.consume(esi, &coded(&encoder, esi)).unwrap();
+            esi += 1;
+        }
+        assert_eq!(decoder.data(), Some(&data[..]));
+        let (solved, inactivated) = (decoder.decoded_by_elimination(), decoder.decoded_by_inactivation());
+        assert!(solved > 500 && (10..=100).contains(&inactivated), "{solved} solved, {inactivated} inactivated");
+        let xors = decoder.symbol_xors();
+        assert!((5_000..20_000).contains(&xors), "{xors} XORs");
+        let mut virtual_decoder = Decoder::new(k, 0, dist, 4).unwrap();
+        virtual_decoder.set_fallback(true);
+        for esi in 0..esi {
+            virtual_decoder.consume(esi, &[]).unwrap();
+        }
+        assert!(virtual_decoder.is_complete());
+        assert_eq!(virtual_decoder.decoded_by_inactivation(), inactivated);
+        assert_eq!(virtual_decoder.symbol_xors(), 0);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// The decoder completes exactly when the symbols it has have full
+        /// rank over GF(2); a solve then decodes exactly the sources they
+        /// determine, with the right payloads.
+        #[test]
+        fn decodes_exactly_what_the_received_symbols_determine(
+            k in 1usize..40,
+            ideal: bool,
+            loss in 0.0f64..0.9,
+            symbols in 0usize..120,
+            seed: u64,
+        ) {
+            let dist = if ideal {
+                Distribution::ideal(k).unwrap()
+            } else {
+                Distribution::robust(k, DEFAULT_C, DEFAULT_DELTA).unwrap()
+            };
+            let mut rng = SplitMix64::new(seed);
+            let mut data = vec![0; k * 3];
+            rng.fill_bytes(&mut data);
+            let mut encoder = Encoder::new(k, 3, dist.clone(), seed).unwrap();
+            encoder.set_symbols(&data).unwrap();
+            let mut decoder = Decoder::new(k, 3, dist.clone(), seed).unwrap();
+            decoder.set_fallback(true);
+            let mut span = Span::default();
+            for esi in 0..symbols as u32 {
+                if rng.unit_f64() < loss {
+                    continue;
+                }
+                if decoder.is_complete() {
+                    break;
+                }
+                span.add(Span::row(k, &encoder.neighbours(esi)));
+                decoder.consume(esi, &coded(&encoder, esi)).unwrap();
+                proptest::prop_assert_eq!(decoder.is_complete(), span.rows.len() == k);
+            }
+            decoder.solve_stalled();
+            for i in 0..k {
+                let determined = span.contains(Span::row(k, &[i as u32]));
+                proptest::prop_assert_eq!(decoder.is_symbol_decoded(i), determined, "source {}", i);
+                if determined {
+                    proptest::prop_assert_eq!(decoder.symbol(i), Some(&data[i * 3..(i + 1) * 3]));
+                }
+            }
+            let order: BTreeSet<u32> = decoder.decode_order().iter().copied().collect();
+            proptest::prop_assert_eq!(order.len(), decoder.decoded_count());
+        }
+    }
 }
