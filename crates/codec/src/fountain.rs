@@ -13,7 +13,7 @@
 //! code plugs in by implementing the two traits:
 //!
 //! - [`Lt`]: Luby's LT code with the Robust Soliton distribution, decoded by
-//!   peeling (with Gaussian elimination when peeling stalls, if asked);
+//!   peeling (with inactivation decoding when peeling stalls, if asked);
 //! - [`RandomLinear`]: the random linear fountain over GF(2) (MacKay 2005,
 //!   ch. 50): every source is in a coded symbol with probability 1/2, and
 //!   decoding is Gaussian elimination. Its overhead is about 1.6 symbols at
@@ -108,8 +108,8 @@ pub struct Lt {
 
 impl Lt {
     /// Robust Soliton codes with constants `c` and `delta` for `k` up to
-    /// `max_symbols`. With `fallback`, decoders finish by Gaussian
-    /// elimination what peeling cannot (`lt::Decoder::set_fallback`).
+    /// `max_symbols`. With `fallback`, decoders finish by inactivation
+    /// decoding what peeling cannot (`lt::Decoder::set_fallback`).
     pub fn robust(c: f64, delta: f64, max_symbols: usize, fallback: bool) -> Result<Lt, LtError> {
         if max_symbols == 0 || max_symbols > lt::MAX_SYMBOLS {
             return Err(LtError::InvalidSymbols(max_symbols));

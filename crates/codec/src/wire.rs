@@ -941,7 +941,7 @@ pub mod fuzzing {
 
     /// Feeds an LT decoder symbols that are either its encoder's (whose decoded
     /// sources must then be the encoder's) or arbitrary, with and without the
-    /// elimination fallback.
+    /// fallback (inactivation decoding).
     pub fn lt_consume(data: &[u8]) {
         let mut input = Input(data);
         let k = 1 + usize::from(input.byte() % 64);

@@ -365,7 +365,7 @@ impl LtEncoder {
     }
 }
 
-/// LT peeling decoder, finishing by elimination when `fallback` is set.
+/// LT peeling decoder, finishing by inactivation decoding when `fallback` is set.
 #[pyclass(module = "ncmesh._native")]
 struct LtDecoder(lt::Decoder);
 

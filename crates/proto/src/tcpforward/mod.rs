@@ -84,7 +84,7 @@ pub struct TcpForwardParams {
     /// Robust Soliton c and delta (eq. 2).
     pub c: f64,
     pub delta: f64,
-    /// Finish a stalled LT decode by Gaussian elimination (the paper only peels).
+    /// Finish a stalled LT decode by inactivation decoding (the paper only peels).
     pub fallback: bool,
     /// Bounds of the adaptive redundancy R = N_segments / (N_segments - N_timeout).
     pub min_redundancy: f64,
