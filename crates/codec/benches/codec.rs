@@ -1,5 +1,5 @@
-//! Codec throughput against the open Rust RLNC crates and ISA-L, on every
-//! kernel tier the CPU runs, in one run.
+//! Codec throughput against the open Rust RLNC crates and ISA-L, and LT
+//! against raptorq (RaptorQ), on every kernel tier the CPU runs, in one run.
 //!
 //! Throughput is generation bytes (g x symbol bytes) per second of work:
 //! producing g coded symbols (encode, recode), or consuming symbols until the
