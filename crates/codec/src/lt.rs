@@ -484,8 +484,14 @@ impl Decoder {
             return Ok(Received::NotInnovative);
         }
         self.received += 1;
-        let mut reduced = self.spare.pop().unwrap_or_else(|| vec![0; self.symbol_bytes]);
-        reduced.copy_from_slice(payload);
+        // A new buffer is a copy, not zeroed and then overwritten.
+        let mut reduced = match self.spare.pop() {
+            Some(mut spare) => {
+                spare.copy_from_slice(payload);
+                spare
+            }
+            None => payload.to_vec(),
+        };
         let mut sources = mem::take(&mut self.scratch);
         neighbours(&self.dist, self.seed, esi, &mut sources);
         if let Some(rank) = &mut self.rank {
