@@ -628,15 +628,15 @@ impl Decoder {
     /// by inactivation decoding. Returns whether any source was decoded.
     ///
     /// Peeling the stalled graph goes on past each stall by *inactivating*
-    /// a source: it is carried as an unknown, each symbol keeping a GF(2)
-    /// bit vector over the inactivated sources beside its payload, so the
-    /// graph peels to the end. The symbols left over then give a small dense
-    /// system over the inactivated sources alone (35 of the 689 left at
-    /// `k = 1000` in the benchmark's code), solved by Gauss-Jordan
-    /// elimination, where eliminating on all of them is cubic-ish; their
-    /// values are substituted back into the peeled ones. All of this runs on
-    /// bit vectors first; payloads are combined only once the plan is known,
-    /// each written a few times, and the dense parts as GF(2) matrix
+    /// a source: it is carried as an unknown, each peeled source keeping a
+    /// GF(2) bit vector of the inactivated ones it depends on, so the graph
+    /// peels to the end. The symbols left over then give a small dense
+    /// system over the inactivated sources alone (35 of the 689 sources left
+    /// at `k = 1000` in the benchmark's code, where elimination on all 689
+    /// would be cubic in them), solved by Gauss-Jordan elimination, and the
+    /// solution is substituted back into the peeled sources. All of this runs
+    /// on bit vectors first; payloads are combined only once the plan is
+    /// known, each written a few times, and the dense parts as GF(2) matrix
     /// products. A source is decoded when the received symbols determine it,
     /// whether or not the whole code is. Each call starts from the pending
     /// symbols anew, at `O(e + i^2 (i + m) / 64)` word operations for `e`
