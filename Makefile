@@ -50,7 +50,7 @@ test-wheel: $(STAMP)
 # tier; ISA-L comes from Debian (libisal-dev).
 bench-codec: $(STAMP)
 	@ldconfig -p | grep -q 'libisal\.so\.2' || (apt-get update -qq && apt-get install -y -qq libisal-dev) >/dev/null
-	$(BIN)/python -m pip install -q galois raptorq
+	$(BIN)/python -m pip install -q galois
 	cargo bench -p ncmesh-codec --bench codec
 	$(BIN)/python -m ncmesh.bench_codec
 

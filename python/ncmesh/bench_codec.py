@@ -1,8 +1,7 @@
 """The Python half of ``make bench-codec``.
 
-Measures the bindings and the Python peer galois (and raptorq, if the Rust
-run, which measures it beside the LT rows on every tier, did not) on the kernel
-tier in use, merges their rows with the Rust run's
+Measures the bindings and the Python peer galois on the kernel tier in use
+(the Rust run measures raptorq beside the LT rows on every tier), merges their rows with the Rust run's
 ``target/bench/codec-rust.json`` (every tier the CPU runs) into
 ``target/bench/codec.json``, fills ``ratio_to_best_peer`` on ncmesh rows
 (against peers measured on the same tier), prints the table, and writes the
@@ -97,37 +96,6 @@ def galois_peer(g: int) -> list[Row]:
     return [
         row("galois", "encode", "gf256", g, rate(lambda: coefficients @ data, nbytes)),
         row("galois", "decode", "gf256", g, rate(lambda: np.linalg.solve(coefficients, coded), nbytes)),
-    ]
-
-
-def raptorq_peer(k: int) -> list[Row]:
-    """raptorq (RFC 6330) beside the LT rows: encode K source symbols plus 10% repair, decode after 10% loss."""
-    import raptorq
-
-    data = np.random.default_rng(k).integers(0, 256, k * SYMBOL, dtype=np.uint8).tobytes()
-    encoder = raptorq.Encoder.with_defaults(data, SYMBOL)
-    packets = encoder.get_encoded_packets(k // 10 + 1)
-    rng = np.random.default_rng(1)
-    kept = [p for p in packets if rng.random() >= 0.1]
-
-    def decode() -> None:
-        decoder = raptorq.Decoder.with_defaults(len(data), SYMBOL)
-        for p in kept:
-            if decoder.decode(p) is not None:
-                return
-        raise RuntimeError("raptorq did not decode")
-
-    note = "RaptorQ (RFC 6330), not LT"
-    return [
-        row(
-            "raptorq",
-            "lt_encode",
-            "gf2",
-            k,
-            rate(lambda: encoder.get_encoded_packets(k // 10 + 1), k * SYMBOL),
-            note=note,
-        ),
-        row("raptorq", "lt_decode", "gf2", k, rate(decode, k * SYMBOL), note=note),
     ]
 
 
@@ -360,10 +328,6 @@ def main(bench_dir: Path = Path("target/bench")) -> None:
             rows += ncmesh_python(g)
         for g in (16, 64):
             rows += galois_peer(g)
-        # The Rust run measures raptorq on every tier beside the LT rows; this is for older files.
-        if not any(r["impl"] == "raptorq" for r in rows):
-            for k in (64, 1000):
-                rows += raptorq_peer(k)
     rows = with_ratios(rows)
     write_text_atomically(bench_dir / "codec.json", json.dumps({"cpu": cpu, "rows": rows}, indent=1))
     write_text_atomically(bench_dir / "codec.md", markdown(rows, cpu))
