@@ -23,6 +23,11 @@ fn xor(x: &[u8], y: &mut [u8]) {
 }
 
 fn map_xor(m: &ByteMap, x: &[u8], y: &mut [u8]) {
+    // Multiplication by one, all GF(2) has: a word-wide XOR, as the vector
+    // tiers do, not a table lookup per byte.
+    if m.is_identity() {
+        return xor(x, y);
+    }
     for (yb, &xb) in y.iter_mut().zip(x) {
         *yb ^= m.apply(xb);
     }
