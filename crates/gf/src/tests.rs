@@ -242,6 +242,53 @@ fn symbol_ops_act_elementwise() {
 }
 
 #[test]
+fn element_ops_act_elementwise() {
+    for field in (1..=8).map(|q| Field::new(q).unwrap()) {
+        let mask = field.max_element();
+        for len in [0usize, 1, 15, 1500].into_iter().filter(|&len| !MIRI || len <= 15) {
+            let x: Vec<u8> = bytes(len, 5).iter().map(|b| b & mask).collect();
+            let y: Vec<u8> = bytes(len, 6).iter().map(|b| b & mask).collect();
+            for a in 0..field.order().min(20) as u8 {
+                let mut got = y.clone();
+                field.axpy(a, &x, &mut got);
+                let want: Vec<u8> = x.iter().zip(&y).map(|(&xe, &ye)| ye ^ field.mul(a, xe)).collect();
+                assert_eq!(got, want, "{field:?} axpy len {len} a={a}");
+                let mut got = y.clone();
+                field.scale(a, &mut got);
+                let want: Vec<u8> = y.iter().map(|&ye| field.mul(a, ye)).collect();
+                assert_eq!(got, want, "{field:?} scale len {len} a={a}");
+            }
+            // The fan-out: one input into several rows, each with its coefficient.
+            let coefficients: Vec<u8> = (0..5).map(|c| (c * 7 + 1) as u8 & mask).collect();
+            let mut want: Vec<Vec<u8>> =
+                (0..5).map(|r| bytes(len, 10 + r).iter().map(|b| b & mask).collect()).collect();
+            let mut got = want.clone();
+            for (&c, row) in coefficients.iter().zip(&mut want) {
+                row.iter_mut().zip(&x).for_each(|(ye, &xe)| *ye ^= field.mul(c, xe));
+            }
+            field.axpy_fanout(&x, coefficients.iter().copied().zip(got.iter_mut().map(Vec::as_mut_slice)));
+            assert_eq!(got, want, "{field:?} fan-out len {len}");
+        }
+        for a in 0..=mask {
+            for b in 1..=mask {
+                assert_eq!(field.mul(field.div(a, b), b), a, "{field:?} {a} / {b}");
+            }
+        }
+    }
+    let (x, mut y) = (bytes(1500, 1), bytes(1500, 2));
+    let want: Vec<u8> = x.iter().zip(&y).map(|(a, b)| a ^ b).collect();
+    crate::xor(&x, &mut y);
+    assert_eq!(y, want);
+}
+
+#[test]
+fn fields_and_their_errors_print_their_degree() {
+    assert_eq!(format!("{:?}", Field::GF16), "GF(2^4)");
+    let refused = FieldError::UnsupportedDegree(9).to_string();
+    assert!(refused.contains("GF(2^9)") && refused.contains("between 1 and 8"), "{refused}");
+}
+
+#[test]
 fn multi_and_fanout_equal_repeated_axpy() {
     for field in (1..=8).map(|q| Field::new(q).unwrap()) {
         let len = if MIRI { 64 } else { 1500 };
