@@ -289,6 +289,40 @@ fn fields_and_their_errors_print_their_degree() {
 }
 
 #[test]
+#[should_panic(expected = "not a multiple of 3")]
+fn a_bit_sliced_symbol_of_the_wrong_length_is_refused() {
+    Field::GF8.symbol_axpy(2, &[0; 4], &mut [0; 4]);
+}
+
+#[test]
+#[should_panic(expected = "rows differ in length")]
+fn a_multi_row_sum_over_rows_of_other_lengths_is_refused() {
+    let k = Kernels::scalar();
+    let m = Field::GF256.element_map(3);
+    (k.map_xor_multi)(&[m, m], &[&[1, 2], &[3]], &mut [0, 0]);
+}
+
+#[test]
+#[should_panic(expected = "the map matrix has the wrong size")]
+fn a_product_with_a_map_matrix_of_the_wrong_size_is_refused() {
+    let k = Kernels::scalar();
+    let m = Field::GF256.element_map(3);
+    (k.map_xor_matmul)(&[m, m, m], &[&[1], &[2]], &mut [&mut [0]]);
+}
+
+#[test]
+fn only_gf2_products_run_in_place_without_a_copy() {
+    for field in (2..=8).map(|q| Field::new(q).unwrap()) {
+        assert!((1..=256).all(|n| !field.in_place_without_copy(n)), "{field:?}");
+    }
+    let best = Kernels::best();
+    for n in [1, 8, 64, 256] {
+        assert_eq!(Field::GF2.in_place_without_copy(n), crate::kernels::gf2_in_place_without_copy(best, n), "n = {n}");
+    }
+    assert_eq!(format!("{:?}", Kernels::scalar()), "Kernels { isa: Scalar }");
+}
+
+#[test]
 fn multi_and_fanout_equal_repeated_axpy() {
     for field in (1..=8).map(|q| Field::new(q).unwrap()) {
         let len = if MIRI { 64 } else { 1500 };
@@ -575,6 +609,8 @@ fn sliced_rows_are_replaced_in_whole_groups() {
         let mut xs: Vec<Vec<u8>> = (0..n).map(|j| bytes(len, 40 + j as u64)).collect();
         form.set_rows(&xs.iter().map(Vec::as_slice).collect::<Vec<_>>(), 0);
         // Rows change in the first group and in the last, which may be part.
+        assert_eq!((form.rows(), form.row_bytes()), (n, len));
+        assert_eq!(format!("{form:?}"), format!("SlicedRows {{ rows: {n}, len: {len} }}"));
         for (j, first) in [(3, 0), (n - 1, (n - 1) / 8 * 8)] {
             xs[j] = bytes(len, 90 + j as u64);
             let group: Vec<&[u8]> = xs[first..n.min(first + 8)].iter().map(Vec::as_slice).collect();

@@ -1,4 +1,6 @@
-//! Portable kernels: the reference for every SIMD path.
+//! Portable kernels: the reference for every SIMD path. They check the
+//! lengths the vector tiers check, so that a caller finds the same contract
+//! on every tier.
 
 use super::{Isa, Kernels};
 use crate::tables::{ByteMap, TABLES};
@@ -7,6 +9,7 @@ pub const KERNELS: Kernels =
     Kernels { isa: Isa::Scalar, xor, map_xor, map, map_xor_multi, map_xor_matmul, map_xor_fanout, dot256 };
 
 fn xor(x: &[u8], y: &mut [u8]) {
+    assert_eq!(x.len(), y.len(), "xor: slices differ in length");
     let mut yw = y.chunks_exact_mut(8);
     let mut xw = x.chunks_exact(8);
     for (yc, xc) in (&mut yw).zip(&mut xw) {
@@ -23,6 +26,7 @@ fn xor(x: &[u8], y: &mut [u8]) {
 }
 
 fn map_xor(m: &ByteMap, x: &[u8], y: &mut [u8]) {
+    assert_eq!(x.len(), y.len(), "map_xor: slices differ in length");
     // Multiplication by one, all GF(2) has: a word-wide XOR, as the vector
     // tiers do, not a table lookup per byte.
     if m.is_identity() {
@@ -40,16 +44,19 @@ fn map(m: &ByteMap, y: &mut [u8]) {
 }
 
 fn map_xor_multi(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
+    super::check_multi(ms.len(), xs, y.len());
     for (m, x) in ms.iter().zip(xs) {
         map_xor(m, x, y);
     }
 }
 
 fn map_xor_matmul(ms: &[&ByteMap], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+    super::check_matmul(ms.len(), xs, ys);
     super::matmul_by_rows(map_xor_multi, ms, xs, ys)
 }
 
 fn map_xor_fanout(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]]) {
+    super::check_multi(ms.len(), ys, x.len());
     for (m, y) in ms.iter().zip(ys) {
         map_xor(m, x, y);
     }
