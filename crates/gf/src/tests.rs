@@ -270,7 +270,7 @@ fn element_ops_act_elementwise() {
             assert_eq!(got, want, "{field:?} fan-out len {len}");
         }
         for a in 0..=mask {
-            for b in 1..=mask {
+            for b in (1..=mask).filter(|b| !MIRI || b % 37 == 1) {
                 assert_eq!(field.mul(field.div(a, b), b), a, "{field:?} {a} / {b}");
             }
         }
