@@ -88,11 +88,72 @@ def test_throughput_falls_with_contention_and_rts_cts_falls_less():
     assert (b[0] - b[-1]) / b[0] > 2 * (r[0] - r[-1]) / r[0]
 
 
-def test_bad_model_parameters_name_themselves():
-    with pytest.raises(ModelParameterError, match="n must be"):
-        bianchi.transmit_probability(0)
-    with pytest.raises(ModelParameterError, match="access"):
-        bianchi.dsss_timing(access="cts-to-self")
+@pytest.mark.parametrize(
+    ("call", "name", "message"),
+    [
+        (lambda: bianchi.transmit_probability(0), "n", "n must be an integer >= 1, got 0"),
+        (
+            lambda: bianchi.transmit_probability(5, cw_min=0),
+            "cw_max",
+            "cw_max must be at least cw_min = 0 >= 1, got 1023",
+        ),
+        (
+            lambda: bianchi.collision_probability(5, cw_min=63, cw_max=31),
+            "cw_max",
+            "cw_max must be at least cw_min = 63 >= 1, got 31",
+        ),
+        (lambda: bianchi.transmit_probability(5, attempts=0.5), "attempts", "attempts must be at least 1, got 0.5"),
+        (
+            lambda: bianchi.dsss_timing(access="cts-to-self"),
+            "access",
+            'access must be "basic" or "rts", got \'cts-to-self\'',
+        ),
+        (
+            lambda: bianchi.dsss_timing(collision_ifs="sifs"),
+            "collision_ifs",
+            'collision_ifs must be "difs" or "eifs", got \'sifs\'',
+        ),
+        (
+            lambda: bianchi.dsss_timing(preamble="medium"),
+            "preamble",
+            'preamble must be "long" or "short", got \'medium\'',
+        ),
+    ],
+)
+def test_bad_model_parameters_name_themselves(call, name, message):
+    with pytest.raises(ModelParameterError) as refused:
+        call()
+    assert (refused.value.name, str(refused.value)) == (name, message)
+
+
+def test_the_smallest_parameters_the_model_takes_are_accepted():
+    # One station, a window of two slots, one attempt: tau = 2 / (W + 1) = 2 / 3.
+    assert bianchi.transmit_probability(1, cw_min=1, cw_max=1, attempts=1) == (pytest.approx(2 / 3), 0.0)
+
+
+def test_a_short_preamble_shortens_every_frame_but_those_at_1_mbit_s():
+    # DATA 96 + ceil(1536 * 8 / 11) = 1214 us; the ACK at 1 Mbit/s keeps the long PLCP (304 us).
+    assert bianchi.dsss_timing(preamble="short").success == pytest.approx((1214 + 10 + 304 + 50) * 1e-6)
+    # At 2 Mbit/s the ACK takes the short one too: 96 + 56 = 152 us.
+    assert bianchi.dsss_timing(control_mbps=2.0, preamble="short").success == pytest.approx(
+        (1214 + 10 + 152 + 50) * 1e-6
+    )
+
+
+@pytest.mark.parametrize("n", [2, 10, 30])
+def test_a_retry_limit_truncates_the_backoff_chain(n):
+    # One attempt: every station stays at stage 0, tau = 2 / (W + 1) whatever the collisions.
+    tau, p = bianchi.transmit_probability(n, attempts=1)
+    assert tau == pytest.approx(2 / 33, rel=1e-12)
+    assert p == pytest.approx(1 - (1 - 2 / 33) ** (n - 1), rel=1e-9)
+    # Seven attempts: the fixed point of the truncated chain, iterated here on
+    # its own (damped: the plain iteration can settle into a two-cycle).
+    w, m, stages = 32, 5, range(7)
+    t = 0.1
+    for _ in range(5000):
+        q = 1 - (1 - t) ** (n - 1)
+        t += 0.2 * (sum(q**i for i in stages) / sum(q**i * (2 ** min(i, m) * w + 1) / 2 for i in stages) - t)
+    assert bianchi.transmit_probability(n, attempts=7)[0] == pytest.approx(t, rel=1e-6)
 
 
 def test_the_simulator_is_within_3_percent_of_bianchi():

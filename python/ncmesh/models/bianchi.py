@@ -105,6 +105,8 @@ def dsss_timing(
         raise ModelParameterError("access", '"basic" or "rts"', access)
     if collision_ifs not in ("difs", "eifs"):
         raise ModelParameterError("collision_ifs", '"difs" or "eifs"', collision_ifs)
+    if preamble not in ("long", "short"):
+        raise ModelParameterError("preamble", '"long" or "short"', preamble)
     long_plcp = 192.0
     plcp = 96.0 if preamble == "short" else long_plcp
 
