@@ -9,6 +9,7 @@ each run and kept afterwards, so that `mutmut show NAME` there prints a
 survivor's diff.
 
     .venv/bin/python tools/mutmut_area.py models    # or: store
+    .venv/bin/python tools/mutmut_area.py models --only 'ncmesh.models.bianchi.*'
 
 It prints, per module, the mutants generated, killed and surviving, and
 lists every mutant that no test killed. It fails only when mutmut cannot run;
@@ -24,7 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,8 +122,16 @@ def module_of(name: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("area", choices=sorted(AREAS))
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="GLOB",
+        help="run only the mutants these mutmut name globs match (survivors again, after new tests)",
+    )
     args = parser.parse_args()
     area = AREAS[args.area]
+    if args.only:
+        area = replace(area, functions=args.only)
     where = ROOT / "target" / "mutmut" / args.area
     mutmut = Path(sys.executable).with_name("mutmut")
     stage(area, where)
