@@ -154,6 +154,17 @@ def test_a_retry_limit_truncates_the_backoff_chain(n):
         q = 1 - (1 - t) ** (n - 1)
         t += 0.2 * (sum(q**i for i in stages) / sum(q**i * (2 ** min(i, m) * w + 1) / 2 for i in stages) - t)
     assert bianchi.transmit_probability(n, attempts=7)[0] == pytest.approx(t, rel=1e-6)
+    # The collision probability and the throughput take the same chain, defaults included.
+    for attempts in (1, 7, math.inf):
+        tau, p = bianchi.transmit_probability(n, attempts=attempts)
+        assert bianchi.collision_probability(n, attempts=attempts) == p
+        timing = bianchi.dsss_timing()
+        p_tr = 1 - (1 - tau) ** n
+        p_s = n * tau * (1 - tau) ** (n - 1) / p_tr
+        busy = (1 - p_tr) * timing.slot + p_tr * p_s * timing.success + p_tr * (1 - p_s) * timing.collision
+        expected = p_s * p_tr * 1500 * 8 / busy  # eq. (13)
+        assert bianchi.throughput(n, timing, attempts=attempts) == pytest.approx(expected, rel=1e-12)
+    assert bianchi.collision_probability(n) == bianchi.transmit_probability(n, 31, 1023)[1]
 
 
 def test_the_simulator_is_within_3_percent_of_bianchi():
