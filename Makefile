@@ -108,7 +108,7 @@ fuzz: cargo-fuzz
 # packed rows, XOR, and the fuzz harnesses on a few dozen inputs each.
 # Its other tests are safe code over the same kernels, for minutes each.
 # Each step stops after MIRI_LIMIT.
-MIRI_LIMIT := 20m
+MIRI_LIMIT := 45m
 MIRI_CODEC_TESTS := rlnc:: xor:: wire::tests::fuzz_harnesses_run_clean_on_a_sample
 miri: nightly
 	cargo +$(NIGHTLY) miri setup
