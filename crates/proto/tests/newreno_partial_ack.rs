@@ -60,3 +60,39 @@ fn reno_needs_more_than_one_halving_or_a_timeout() {
     assert!(s.fast_retransmits + s.timeouts >= 2, "{s:?}");
     assert_eq!(p.delivered_bytes, 200 * MSS);
 }
+
+/// RFC 6582 section 3.2, step 2: after a timeout, duplicate ACKs below
+/// `recover` echo go-back-N retransmissions of segments the receiver
+/// already holds, and must not start a fast retransmit.
+#[test]
+fn duplicate_acks_below_recover_after_a_timeout_start_no_fast_retransmit() {
+    use ncmesh_proto::testing::offset_of;
+    use std::collections::HashMap;
+
+    let config = TcpConfig {
+        variant: Variant::NewReno,
+        initial_cwnd: 20,
+        slow_start: false,
+        rcv_window: 200,
+        ..TcpConfig::default()
+    };
+    // Segment 5 loses its first transmission and its fast retransmission,
+    // so the timer fires; segment 9 loses its first, so that the recovery
+    // after the timeout resends segments 10 and on, which the receiver holds.
+    let mut sent: HashMap<u64, u32> = HashMap::new();
+    let drop = Box::new(move |_: Instant, s: &ncmesh_proto::tcp::Segment| {
+        let Some(offset) = offset_of(s) else { return false };
+        let n = sent.entry(offset).or_insert(0);
+        *n += 1;
+        (offset == 5 * MSS && *n <= 2) || (offset == 9 * MSS && *n == 1)
+    });
+    let fwd = Link::new(Duration::from_millis(25)).with_rate(10_000_000).with_drop(drop);
+    let mut p = Pair::new(&config, fwd, Link::new(Duration::from_millis(25)));
+    p.push(60 * MSS);
+    assert!(p.run_to_finish(Instant::from_secs_f64(30.0)));
+    let s = p.sender.stats();
+    assert_eq!(s.timeouts, 1);
+    assert!(s.dupacks > 3, "duplicate ACKs came after the timeout too ({} in all)", s.dupacks);
+    assert_eq!(s.fast_retransmits, 1, "only the first loss starts a fast retransmit");
+    assert_eq!(p.delivered_bytes, 60 * MSS);
+}
