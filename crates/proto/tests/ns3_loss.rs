@@ -19,16 +19,7 @@ use ncmesh_proto::time::{Duration, Instant};
 const MSS: u64 = 1000;
 
 fn ack_event(acked: u64) -> AckEvent {
-    AckEvent {
-        now: Instant::ZERO,
-        acked,
-        rtt: None,
-        ca_rtt: None,
-        srtt: None,
-        snd_una: 0,
-        snd_max: 0,
-        prior_in_flight: 0,
-    }
+    AckEvent { acked, ..AckEvent::default() }
 }
 
 /// The windows after each of `acks` ACKs of `each` bytes, from 2 segments in congestion avoidance.

@@ -433,6 +433,12 @@ def traces(loss: float, seed: int = 1, duration_s: float = DURATION_S) -> dict[s
     return {"ns3": report["trace"], "ncmesh": {"cwnd": r.cwnd, "flows": r.flows}}
 
 
+def _print_against_kernel(table: pd.DataFrame, timing: pd.DataFrame) -> None:
+    """A kernel comparison's table, and the spread of its emulations' timing errors."""
+    print(table.to_markdown(index=False, floatfmt=".4g"))
+    print(timing.describe().to_markdown(floatfmt=".4g"))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ncmesh.experiments.stacks", description=__doc__.split("\n")[0])
     parser.add_argument("against", choices=["ns3", "linux", "bbr", "ns3-worker", "ns3-draws"])
@@ -472,9 +478,7 @@ def main(argv: list[str] | None = None) -> None:
             parallel=args.parallel,
             kernel_runs=args.kernel_runs,
         )
-        print(table.to_markdown(index=False, floatfmt=".4g"))
-        print(timing.describe().to_markdown(floatfmt=".4g"))
-        return None
+        return _print_against_kernel(table, timing)
     if args.trace is not None:
         t = traces(args.trace, duration_s=args.duration)
         ns3 = t["ns3"]
@@ -492,9 +496,7 @@ def main(argv: list[str] | None = None) -> None:
             parallel=args.parallel,
             kernel_runs=args.kernel_runs,
         )
-        print(table.to_markdown(index=False, floatfmt=".4g"))
-        print(timing.describe().to_markdown(floatfmt=".4g"))
-        return None
+        return _print_against_kernel(table, timing)
     table = against_ns3(seeds=seeds, duration_s=args.duration)
     print(table.to_markdown(index=False, floatfmt=".4g"))
     return None

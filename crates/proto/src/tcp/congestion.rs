@@ -26,8 +26,9 @@ impl Window {
     }
 }
 
-/// What an ACK of new data tells the algorithm, outside loss recovery.
-#[derive(Clone, Copy, Debug)]
+/// What an ACK of new data tells the algorithm, outside loss recovery. The
+/// default is an ACK at time zero with no samples: tests set what they need.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct AckEvent {
     pub now: Instant,
     /// Bytes newly acknowledged cumulatively.

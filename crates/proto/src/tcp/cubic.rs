@@ -165,12 +165,8 @@ mod tests {
         let ack = AckEvent {
             now: Instant::from_secs_f64(1.0),
             acked: 1000,
-            rtt: None,
-            ca_rtt: None,
             srtt: Some(Duration::from_millis(100)),
-            snd_una: 0,
-            snd_max: 0,
-            prior_in_flight: 0,
+            ..AckEvent::default()
         };
         c.on_ack(&mut w, &ack);
         // K = cbrt(100 * 0.3 / 0.4) = cbrt(75).

@@ -91,16 +91,7 @@ mod tests {
     use super::*;
 
     fn ack(acked: u64) -> AckEvent {
-        AckEvent {
-            now: Instant::ZERO,
-            acked,
-            rtt: None,
-            ca_rtt: None,
-            srtt: None,
-            snd_una: 0,
-            snd_max: 0,
-            prior_in_flight: 0,
-        }
+        AckEvent { acked, ..AckEvent::default() }
     }
 
     #[test]

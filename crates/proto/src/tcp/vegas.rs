@@ -137,16 +137,7 @@ mod tests {
     use super::*;
 
     fn ack(snd_una: u64, snd_max: u64) -> AckEvent {
-        AckEvent {
-            now: Instant::ZERO,
-            acked: 1000,
-            rtt: None,
-            ca_rtt: None,
-            srtt: None,
-            snd_una,
-            snd_max,
-            prior_in_flight: 0,
-        }
+        AckEvent { acked: 1000, snd_una, snd_max, ..AckEvent::default() }
     }
 
     fn cycle(v: &mut Vegas, w: &mut Window, rtt_ms: u64, end: u64) {
