@@ -2,12 +2,15 @@
 //!
 //! Everything the simulator schedules is a slot with at most one pending
 //! wake-up: a flow's start, a medium's next departure, a node's timer. So
-//! the queue is an indexed binary heap over the slots rather than a heap of
-//! events: bringing a deadline forward moves its entry instead of adding
-//! one, nothing stale piles up, and the heap never holds more entries than
-//! there are slots. Simultaneous wake-ups pop in slot order, so a run
-//! depends neither on heap internals nor on the order in which a driver
-//! happened to arm its slots.
+//! the queue is a tournament tree over the slots rather than a heap of
+//! events: each leaf holds its slot's wake-up, each inner node the earliest
+//! below it. Arming walks from a leaf to the root and popping reads the
+//! root, each walk a fixed number of steps with no data-dependent branch,
+//! which a binary heap's sifting cannot offer: its comparisons mispredict
+//! about half the time, and they cost more than the walk's extra steps.
+//! Nothing stale piles up, and simultaneous wake-ups pop in slot order, so
+//! a run depends neither on the tree's shape nor on the order in which a
+//! driver happened to arm its slots.
 
 use ncmesh_proto::Instant;
 use std::fmt::Debug;
@@ -15,14 +18,14 @@ use std::fmt::Debug;
 /// Index of a slot.
 pub type Slot = usize;
 
-const ABSENT: u32 = u32::MAX;
-
 /// A pending wake-up as one integer: the time in the high bits, the slot
 /// in the low `shift` bits, so that one comparison orders by time, then
 /// slot. A run keys its wake-ups in 64 bits where its slots and its end
-/// leave room (every shipped scenario): the heap then moves and compares
+/// leave room (every shipped scenario): the tree then moves and compares
 /// half as many bytes as with 128.
 pub trait Key: Copy + Ord + Debug {
+    /// Greater than every key of a wake-up: a slot with nothing pending.
+    const NONE: Self;
     fn new(at: u64, slot: Slot, shift: u32) -> Self;
     fn time(self, shift: u32) -> Instant;
     /// The slot, from the low bits that `mask` selects.
@@ -30,6 +33,7 @@ pub trait Key: Copy + Ord + Debug {
 }
 
 impl Key for u64 {
+    const NONE: u64 = u64::MAX;
     #[inline]
     fn new(at: u64, slot: Slot, shift: u32) -> u64 {
         at << shift | slot as u64
@@ -45,6 +49,7 @@ impl Key for u64 {
 }
 
 impl Key for u128 {
+    const NONE: u128 = u128::MAX;
     #[inline]
     fn new(at: u64, slot: Slot, shift: u32) -> u128 {
         (at as u128) << shift | slot as u128
@@ -62,21 +67,21 @@ impl Key for u128 {
 /// The wake-ups of a run, keyed in as few bits as it allows.
 #[derive(Clone, Debug)]
 pub enum Timers {
-    Narrow(Heap<u64>),
-    Wide(Heap<u128>),
+    Narrow(Tree<u64>),
+    Wide(Tree<u128>),
 }
 
 impl Timers {
     /// Timers for `slots` slots, of which nothing at or after `horizon`
     /// will be popped (the end of the run).
     pub fn new(slots: usize, horizon: Instant) -> Timers {
-        assert!(slots < ABSENT as usize, "too many slots");
+        assert!(slots <= u32::MAX as usize, "too many slots");
         let shift = (usize::BITS - slots.saturating_sub(1).leading_zeros()).max(1);
         let latest = u64::MAX >> shift;
         if horizon.0 <= latest {
-            Timers::Narrow(Heap::new(slots, shift, latest))
+            Timers::Narrow(Tree::new(slots, shift, latest))
         } else {
-            Timers::Wide(Heap::new(slots, 32, u64::MAX))
+            Timers::Wide(Tree::new(slots, 32, u64::MAX))
         }
     }
 
@@ -86,8 +91,8 @@ impl Timers {
     #[inline]
     pub fn arm(&mut self, slot: Slot, at: Instant) {
         match self {
-            Timers::Narrow(h) => h.arm(slot, at),
-            Timers::Wide(h) => h.arm(slot, at),
+            Timers::Narrow(t) => t.arm(slot, at),
+            Timers::Wide(t) => t.arm(slot, at),
         }
     }
 
@@ -96,16 +101,16 @@ impl Timers {
     #[inline]
     pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, Slot)> {
         match self {
-            Timers::Narrow(h) => h.pop_until(until),
-            Timers::Wide(h) => h.pop_until(until),
+            Timers::Narrow(t) => t.pop_until(until),
+            Timers::Wide(t) => t.pop_until(until),
         }
     }
 
     /// Pending wake-ups.
     pub fn len(&self) -> usize {
         match self {
-            Timers::Narrow(h) => h.heap.len(),
-            Timers::Wide(h) => h.heap.len(),
+            Timers::Narrow(t) => t.len(),
+            Timers::Wide(t) => t.len(),
         }
     }
 
@@ -114,13 +119,18 @@ impl Timers {
     }
 }
 
-/// An indexed binary min-heap of keys, one per slot at most.
+/// A tournament tree of keys, one leaf per slot.
 #[derive(Clone, Debug)]
-pub struct Heap<K> {
-    /// Pending wake-ups, a binary min-heap.
-    heap: Vec<K>,
-    /// Where each slot sits in `heap`, or `ABSENT`.
-    position: Vec<u32>,
+pub struct Tree<K> {
+    /// Node 1 is the root, node `i` has children `2i` and `2i + 1`, and the
+    /// leaves are `leaves..2 * leaves`; node 0 is unused. A leaf holds its
+    /// slot's key or `NONE`, an inner node the least key below it.
+    tree: Vec<K>,
+    leaves: usize,
+    /// The leaf emptied by the last pop whose ancestors still hold its key.
+    /// Most woken components arm their own slot again at once, so the walk
+    /// that repairs the ancestors is put off until then and done once.
+    stale: Option<usize>,
     /// Bits of the slot in a key, and a mask of them.
     shift: u32,
     mask: u64,
@@ -129,91 +139,70 @@ pub struct Heap<K> {
     latest: u64,
 }
 
-impl<K: Key> Heap<K> {
-    fn new(slots: usize, shift: u32, latest: u64) -> Heap<K> {
-        Heap { heap: Vec::with_capacity(slots), position: vec![ABSENT; slots], shift, mask: (1 << shift) - 1, latest }
+impl<K: Key> Tree<K> {
+    fn new(slots: usize, shift: u32, latest: u64) -> Tree<K> {
+        let leaves = slots.max(1).next_power_of_two();
+        Tree { tree: vec![K::NONE; 2 * leaves], leaves, stale: None, shift, mask: (1 << shift) - 1, latest }
+    }
+
+    fn len(&self) -> usize {
+        self.tree[self.leaves..].iter().filter(|&&k| k != K::NONE).count()
     }
 
     #[inline]
-    fn key(&self, at: Instant, slot: Slot) -> K {
-        K::new(at.0.min(self.latest), slot, self.shift)
-    }
-
     fn arm(&mut self, slot: Slot, at: Instant) {
-        let entry = self.key(at, slot);
-        match self.position[slot] {
-            ABSENT => {
-                self.heap.push(entry);
-                self.sift_up(self.heap.len() - 1, entry);
-            }
-            i => {
-                let i = i as usize;
-                if entry < self.heap[i] {
-                    self.sift_up(i, entry);
-                }
-            }
+        let key = K::new(at.0.min(self.latest), slot, self.shift);
+        let leaf = self.leaves + slot;
+        if self.stale == Some(leaf) {
+            self.stale = None;
+            self.tree[leaf] = key;
+            return self.repair(leaf);
+        }
+        self.repair_stale();
+        if key >= self.tree[leaf] {
+            return;
+        }
+        // Every ancestor takes the key if it is earlier than what it holds.
+        let mut i = leaf;
+        while i > 0 {
+            self.tree[i] = self.tree[i].min(key);
+            i >>= 1;
         }
     }
 
+    #[inline]
     fn pop_until(&mut self, until: Instant) -> Option<(Instant, Slot)> {
         debug_assert!(until.0 < self.latest, "nothing at the horizon pops");
-        let top = *self.heap.first()?;
+        self.repair_stale();
+        let top = self.tree[1];
+        // An empty tree's root is `NONE`, whose time is past any `until`.
         if top.time(self.shift) > until {
             return None;
         }
         let slot = top.slot(self.mask);
-        self.position[slot] = ABSENT;
-        let last = self.heap.pop().expect("not empty");
-        if !self.heap.is_empty() {
-            self.sift_down(last);
-        }
+        let leaf = self.leaves + slot;
+        self.tree[leaf] = K::NONE;
+        self.stale = Some(leaf);
         Some((top.time(self.shift), slot))
     }
 
-    /// Places `entry` at `i` or above it.
-    fn sift_up(&mut self, mut i: usize, entry: K) {
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            let above = self.heap[parent];
-            if above <= entry {
-                break;
-            }
-            self.put(i, above);
-            i = parent;
-        }
-        self.put(i, entry);
-    }
-
-    /// Fills the hole at the root with `entry`: moves the smaller child up
-    /// until `entry` fits.
-    fn sift_down(&mut self, entry: K) {
-        let n = self.heap.len();
-        let mut i = 0;
-        loop {
-            let left = 2 * i + 1;
-            if left >= n {
-                break;
-            }
-            let mut child = left;
-            let mut smaller = self.heap[left];
-            if left + 1 < n && self.heap[left + 1] < smaller {
-                child = left + 1;
-                smaller = self.heap[child];
-            }
-            if entry <= smaller {
-                break;
-            }
-            self.put(i, smaller);
-            i = child;
-        }
-        self.put(i, entry);
-    }
-
-    /// Puts `entry` at `i` of the heap, and notes where it is.
     #[inline]
-    fn put(&mut self, i: usize, entry: K) {
-        self.heap[i] = entry;
-        self.position[entry.slot(self.mask)] = i as u32;
+    fn repair_stale(&mut self) {
+        if let Some(leaf) = self.stale.take() {
+            self.repair(leaf);
+        }
+    }
+
+    /// Recomputes the ancestors of `leaf` from their children.
+    #[inline]
+    fn repair(&mut self, leaf: usize) {
+        let mut i = leaf;
+        let mut least = self.tree[i];
+        while i > 1 {
+            least = least.min(self.tree[i ^ 1]);
+            i >>= 1;
+            self.tree[i] = least;
+        }
     }
 }
 
@@ -312,6 +301,13 @@ mod tests {
                     if let Some((a, s)) = got {
                         reference[s] = None;
                         now = a;
+                        // Most woken components arm their own slot again
+                        // at once, before or after arming others.
+                        if next() % 2 == 0 {
+                            let at = now + next() % 100;
+                            t.arm(s, Instant(at));
+                            reference[s] = Some(at);
+                        }
                     }
                 } else {
                     let slot = (next() % 40) as usize;

@@ -218,25 +218,20 @@ impl Simulation {
         self.finish()
     }
 
-    /// Notes that the component's deadline may have moved; see `arm_touched`.
+    /// Notes that an endpoint's deadline may have moved; see `arm_touched`.
     #[inline]
-    fn rearm(&mut self, component: Component) {
-        match component {
-            Component::Departures(m) => self.touch_medium(m, DEPARTURES),
-            Component::Arrivals(m) => self.touch_medium(m, ARRIVALS),
-            Component::Endpoint(f, e) => {
-                let i = 2 * f + e as usize;
-                if !std::mem::replace(&mut self.is_touched_endpoint[i], true) {
-                    self.touched_endpoints.push(i as u32);
-                }
-            }
-            Component::Node(n) => {
-                if self.node_timed[n] && !std::mem::replace(&mut self.is_touched_node[n], true) {
-                    self.touched_nodes.push(n as u32);
-                }
-            }
-            // Armed when they are set up, not from a deadline.
-            Component::Start(_) | Component::Stop(_) | Component::Probe => {}
+    fn touch_endpoint(&mut self, f: usize, e: End) {
+        let i = 2 * f + e as usize;
+        if !std::mem::replace(&mut self.is_touched_endpoint[i], true) {
+            self.touched_endpoints.push(i as u32);
+        }
+    }
+
+    /// Notes that a node's deadline may have moved, if it has any.
+    #[inline]
+    fn touch_node(&mut self, n: usize) {
+        if self.node_timed[n] && !std::mem::replace(&mut self.is_touched_node[n], true) {
+            self.touched_nodes.push(n as u32);
         }
     }
 
@@ -306,11 +301,12 @@ impl Simulation {
             self.touch_medium(m, if phase == Phase::Departure { DEPARTURES | ARRIVALS } else { ARRIVALS });
             return;
         }
-        let component = self.layout.component(slot);
-        match component {
-            Component::Start(f) => return self.start_flow(f),
-            Component::Stop(f) => return self.net.flows[f].ends[End::Source as usize].stop(now),
-            Component::Probe => return self.probe(),
+        // Flow starts and stops and the probe are armed where they are set
+        // up; endpoints and nodes are re-armed by the drains below.
+        match self.layout.component(slot) {
+            Component::Start(f) => self.start_flow(f),
+            Component::Stop(f) => self.net.flows[f].ends[End::Source as usize].stop(now),
+            Component::Probe => self.probe(),
             Component::Departures(_) | Component::Arrivals(_) => unreachable!("media are woken above"),
             Component::Endpoint(f, e) => {
                 let flow = &mut self.net.flows[f];
@@ -325,7 +321,6 @@ impl Simulation {
                 self.drain_node(n);
             }
         }
-        self.rearm(component);
     }
 
     /// Passes on what a medium reports to the nodes attached to it.
@@ -357,7 +352,7 @@ impl Simulation {
             let Some(packet) = self.net.nodes[n].poll_delivery() else { break };
             self.deliver_to_host(n, packet);
         }
-        self.rearm(Component::Node(n));
+        self.touch_node(n);
     }
 
     /// Hands the frames node `n` can send now to the media of their interfaces.
@@ -391,7 +386,7 @@ impl Simulation {
             // is asked for one after each packet, as after any input.
             self.transmit_from(n);
         }
-        self.rearm(Component::Endpoint(f, e));
+        self.touch_endpoint(f, e);
     }
 
     /// Sends what an endpoint has ready, and what that causes at its node.
