@@ -156,7 +156,8 @@ mutants-tcp-args := -p ncmesh-proto -f crates/proto/src/tcp/sender.rs -f crates/
 	-f crates/proto/src/tcp/sack.rs -f crates/proto/src/tcp/rtt.rs -f crates/proto/src/tcp/newreno.rs \
 	-f crates/proto/src/tcp/prr.rs -f crates/proto/src/tcp/rack.rs -C --lib -C --test=fast_retransmit \
 	-C --test=newreno_partial_ack -C --test=rto_backoff -C --test=sack_recovery -C --test=delivery -C --test=prr -C --test=rack \
-	-C --test=linux_rto -C --test=bbr -C --test=delivery_rate -C --test=ns3_loss -C --test=handshake -C --test=abort
+	-C --test=linux_rto -C --test=bbr -C --test=delivery_rate -C --test=ns3_loss -C --test=handshake -C --test=abort \
+	-C --test=duplicate_acks -C --test=ack_credit
 mutants-gf-args := -p ncmesh-gf -C --lib
 
 .PHONY: $(addprefix mutants-,$(MUTANTS_AREAS))

@@ -1,9 +1,10 @@
 """The stacks experiment's pieces that need no kernel: reading `ss -tin`
-samples and lining up two traces."""
+samples, lining up two traces, and keeping the kernel's runs."""
 
+import json
 import math
 
-from ncmesh.experiments.stacks import parse_ss, side_by_side
+from ncmesh.experiments.stacks import _kernel_runs, parse_ss, side_by_side
 
 SAMPLE = """T 100.000
 State Recv-Q Send-Q Local Address:Port Peer Address:Port
@@ -37,3 +38,33 @@ def test_traces_line_up_on_a_common_grid():
     assert list(grid.kernel_cwnd) == [10, 10]
     assert list(grid.ncmesh_cwnd) == [10, 30]
     assert list(grid.ncmesh_mbps) == [3.0, 4.0]
+
+
+def test_kernel_runs_are_kept_as_they_finish_and_an_interrupted_comparison_resumes(tmp_path):
+    kept = tmp_path / "kernel.json"
+    points = [("bbr", 0.1, 1, seed) for seed in (1, 2, 3)]
+    calls = []
+
+    def flaky(point):
+        calls.append(point)
+        if point[3] == 2:
+            raise RuntimeError("iperf3 reported no result: control socket closed")
+        return {"goodput_bps": float(point[3])}
+
+    first = _kernel_runs(points, flaky, 1, kept)
+    assert [r["goodput_bps"] for r in first][::2] == [1.0, 3.0]
+    assert math.isnan(first[1]["goodput_bps"]) and "control socket" in first[1]["error"]
+    assert calls.count(points[1]) == 2, "a failed run is tried once more"
+    assert len(json.loads(kept.read_text())) == 2, "the failure is not kept"
+
+    calls.clear()
+    second = _kernel_runs(points, lambda point: calls.append(point) or {"goodput_bps": 20.0}, 1, kept)
+    assert calls == [points[1]], "only the missing run runs again"
+    assert [r["goodput_bps"] for r in second] == [1.0, 20.0, 3.0]
+
+
+def test_a_kernel_runs_file_of_earlier_versions_is_read_as_every_run_in_order(tmp_path):
+    kept = tmp_path / "kernel.json"
+    kept.write_text(json.dumps([{"goodput_bps": 5.0}, {"goodput_bps": 6.0}]))
+    never = lambda point: (_ for _ in ()).throw(AssertionError("ran"))  # noqa: E731
+    assert [r["goodput_bps"] for r in _kernel_runs([("a",), ("b",)], never, 1, kept)] == [5.0, 6.0]

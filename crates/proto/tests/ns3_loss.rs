@@ -4,7 +4,8 @@
 //! `TcpNewReno::CongestionAvoidance`); the exit from `CA_LOSS` that counts
 //! only the segments past the recovery point (`rto_exit_beyond_point`,
 //! `TcpSocketBase::ProcessAck`); the SACK scoreboard kept across a timeout
-//! (`keep_sack_after_rto`, `TcpTxBuffer::SetSentListLost`, `NextSeg`); no RTT
+//! (`keep_sack_after_rto`, `TcpTxBuffer::SetSentListLost`) with only the holes
+//! below the highest SACK resent (`resend_below_highest_sack`, `NextSeg`); no RTT
 //! sample after a timeout before new data is acknowledged
 //! (`rto_clears_rtt_history`, `m_history`); and PRR's credit for duplicate
 //! ACKs (`prr_dupack_credit`, `TcpPrrRecovery::DoRecovery`). Figures are
@@ -167,8 +168,10 @@ fn seqs(out: &[Segment]) -> Vec<u32> {
 
 #[test]
 fn after_a_timeout_sacked_segments_stay_sacked_and_only_holes_below_them_are_resent() {
-    let run = |keep: bool| {
-        let config = ns3(|c| (c.initial_cwnd, c.keep_sack_after_rto) = (6, keep));
+    let run = |keep: bool, below: bool| {
+        let config = ns3(|c| {
+            (c.initial_cwnd, c.keep_sack_after_rto, c.resend_below_highest_sack) = (6, keep, below);
+        });
         let mut s = TcpSender::new(&config, CONN);
         s.push(u64::MAX);
         assert_eq!(drain(&mut s, Instant::ZERO).len(), 6);
@@ -187,10 +190,12 @@ fn after_a_timeout_sacked_segments_stay_sacked_and_only_holes_below_them_are_res
     };
     // ns-3: segment 1 lies below the highest SACKed segment and is resent;
     // 4 and 5 lie above it, stay marked lost, and new data goes in their place.
-    assert_eq!(run(true), (2000, vec![1000, 6000]));
+    assert_eq!(run(true, true), (2000, vec![1000, 6000]));
+    // Linux: the SACKs are kept and every other segment is resent, 4 and 5 too.
+    assert_eq!(run(true, false), (2000, vec![1000, 4000]));
     // RFC 2018 section 8: the SACKs are forgotten and the sender goes back N
     // (the next ACK SACKs 2 and 3 again).
-    assert_eq!(run(false), (0, vec![1000, 4000]));
+    assert_eq!(run(false, false), (0, vec![1000, 4000]));
 }
 
 #[test]
@@ -253,12 +258,15 @@ fn prr_counts_a_duplicate_ack_one_segment_more_than_it_delivered() {
 fn the_ns3_profile_sets_each_and_the_ns2_profile_none() {
     let ns3 = TcpConfig::profile(Profile::Ns3);
     assert_eq!(ns3.ca_counting, Counting::Acks);
-    assert!(ns3.rto_exit_beyond_point && ns3.keep_sack_after_rto);
+    assert!(ns3.rto_exit_beyond_point && ns3.keep_sack_after_rto && ns3.resend_below_highest_sack);
     assert!(ns3.rto_clears_rtt_history && ns3.prr_dupack_credit);
     for other in [Profile::Ns2, Profile::Linux] {
         let c = TcpConfig::profile(other);
         assert_eq!(c.ca_counting, Counting::Bytes);
-        assert!(!c.rto_exit_beyond_point && !c.keep_sack_after_rto);
+        assert!(!c.rto_exit_beyond_point && !c.resend_below_highest_sack);
         assert!(!c.rto_clears_rtt_history && !c.prr_dupack_credit);
     }
+    // Linux keeps its SACK marks over a timeout as ns-3 does (`tcp_timeout_mark_lost`).
+    assert!(TcpConfig::profile(Profile::Linux).keep_sack_after_rto);
+    assert!(!TcpConfig::profile(Profile::Ns2).keep_sack_after_rto);
 }

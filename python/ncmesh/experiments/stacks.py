@@ -218,7 +218,12 @@ def kernel_goodput(
     run_ = next(c for c in report["commands"] if "iperf3 -c" in c["run"])
     if run_["status"] != 0:
         raise RuntimeError(f"iperf3 failed (status {run_['status']}): {run_['stdout'][-500:]}{run_['stderr'][-500:]}")
-    result = json.loads(run_["stdout"])
+    try:
+        result = json.loads(run_["stdout"])
+    except ValueError as e:
+        raise RuntimeError(f"iperf3's report is not JSON ({e}): {run_['stdout'][-300:]}") from None
+    if "error" in result or "sum_received" not in result.get("end", {}):
+        raise RuntimeError(f"iperf3 reported no result: {result.get('error', 'no sum_received')}")
     report["goodput_bps"] = float(result["end"]["sum_received"]["bits_per_second"])
     report["retransmits"] = int(result["end"]["sum_sent"].get("retransmits", 0))
     if trace:
@@ -320,30 +325,49 @@ BBR_LOSSES = (0.0, 0.01, 0.05, 0.1)
 
 
 def _kernel_runs(points: list[Any], job: Any, parallel: int, kernel_runs: Path | None) -> list[dict[str, Any]]:
-    """The kernel's runs of ``points`` through ``job``, ``parallel`` at once;
-    read from ``kernel_runs`` if that file exists, else written to it."""
+    """The kernel's runs of ``points`` through ``job``, ``parallel`` at once.
+
+    With ``kernel_runs``, each run is kept in that file as it finishes, keyed
+    by its point, and runs already there are not repeated: an interrupted
+    comparison resumes where it stopped. A point that fails twice is
+    returned as a failure (``goodput_bps`` NaN, ``error``), not kept, so the
+    next invocation tries it again."""
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
+    done: dict[str, dict[str, Any]] = {}
     if kernel_runs is not None and kernel_runs.exists():
-        kept: list[dict[str, Any]] = json.loads(kernel_runs.read_text())
-        return kept
+        kept = json.loads(kernel_runs.read_text())
+        if isinstance(kept, list):
+            # Every point's run in order, as earlier versions wrote the file.
+            return kept
+        done = kept
+
+    def key(point: Any) -> str:
+        return json.dumps(list(point))
+
+    lock = threading.Lock()
 
     def attempt(point: Any) -> dict[str, Any]:
-        # One retry; a point that fails twice is kept as a failure, not lost with the rest.
         error = ""
         for _ in range(2):
             try:
                 report: dict[str, Any] = job(point)
-                return report
             except RuntimeError as e:
                 error = str(e)
+                continue
+            with lock:
+                done[key(point)] = report
+                if kernel_runs is not None:
+                    write_text_atomically(kernel_runs, json.dumps(done))
+            return report
+        print(f"kernel run {point} failed twice: {error}", file=sys.stderr, flush=True)
         return {"goodput_bps": float("nan"), "error": error, "timing": {}, "load_before": "nan"}
 
+    missing = [p for p in points if key(p) not in done]
     with ThreadPoolExecutor(parallel) as pool:
-        kernel = list(pool.map(attempt, points))
-    if kernel_runs is not None:
-        write_text_atomically(kernel_runs, json.dumps(kernel))
-    return kernel
+        failed = {key(p): r for p, r in zip(missing, pool.map(attempt, missing), strict=True) if "error" in r}
+    return [done.get(key(p)) or failed[key(p)] for p in points]
 
 
 def ncmesh_bbr(path: Path_, loss: float, flows: int, seed: int, duration_s: float, **overrides: Any) -> Any:

@@ -130,6 +130,23 @@ pub enum Counting {
     Acks,
 }
 
+/// What an ACK that advances snd.una credits to window growth.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AckCredit {
+    /// Every byte it cumulatively acknowledges, SACKed before or not (RFC
+    /// 5681's N).
+    #[default]
+    Cumulative,
+    /// The bytes it newly delivers: those it SACKs and those it
+    /// acknowledges that no earlier ACK had SACKed, so that each segment
+    /// counts once (Linux's `tcp_newly_delivered`, ns-3's
+    /// `currentDelivered`). After a timeout whose holes the receiver had
+    /// SACKed around, the ACK of the resent segment grows the window by one
+    /// segment, not by the whole SACKed run behind it.
+    Delivered,
+}
+
 /// The congestion control proper: how the window grows and what it falls to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Control {
@@ -230,6 +247,7 @@ pub struct TcpConfig {
     /// Segments slow start may add per ACK (RFC 3465's L); 0: as many as it acknowledges.
     pub slow_start_limit: u32,
     pub ca_counting: Counting,
+    pub ack_credit: AckCredit,
     /// What Reno's and Vegas's loss reaction halves.
     pub loss_basis: LossBasis,
     pub rto_estimator: RtoEstimator,
@@ -282,11 +300,15 @@ pub struct TcpConfig {
     pub rto_exit_beyond_point: bool,
     /// Keep the SACK scoreboard across a retransmission timeout (RFC 6675
     /// section 5.1 allows it) and resend after it only the unSACKed
-    /// segments below the highest SACKed one (NextSeg rule 1.b), new data
-    /// going in place of the rest, as ns-3's `TcpTxBuffer::SetSentListLost`
-    /// and `NextSeg` do; otherwise a timeout forgets the SACKs (RFC 2018
-    /// section 8) and goes back N.
+    /// segments, as ns-3's `TcpTxBuffer::SetSentListLost` and Linux's
+    /// `tcp_timeout_mark_lost` do; otherwise a timeout forgets the SACKs
+    /// (RFC 2018 section 8) and goes back N.
     pub keep_sack_after_rto: bool,
+    /// Resend a segment marked lost only while a SACKed one lies above it
+    /// (RFC 6675 NextSeg rule 1.b), new data going in place of the rest, as
+    /// ns-3's `TcpTxBuffer::NextSeg` does; otherwise every segment marked
+    /// lost, as Linux's `tcp_xmit_retransmit_queue` does.
+    pub resend_below_highest_sack: bool,
     /// After a retransmission timeout, take no RTT sample, timestamps or
     /// not, until an ACK covers the first segment sent after the timeout:
     /// ns-3 empties its RTT history (`m_history`) on a timeout and samples
@@ -320,6 +342,7 @@ impl Default for TcpConfig {
             slow_start_exit: SlowStartExit::Off,
             slow_start_limit: 1,
             ca_counting: Counting::Bytes,
+            ack_credit: AckCredit::Cumulative,
             loss_basis: LossBasis::Flight,
             rto_estimator: RtoEstimator::Rfc6298,
             ack_policy: AckPolicy::Rfc5681,
@@ -339,6 +362,7 @@ impl Default for TcpConfig {
             reset_backoff_on_new_ack: false,
             rto_exit_beyond_point: false,
             keep_sack_after_rto: false,
+            resend_below_highest_sack: false,
             rto_clears_rtt_history: false,
             prr_dupack_credit: false,
             vegas: VegasParams::default(),
@@ -370,7 +394,9 @@ impl TcpConfig {
     /// `tcp_timestamps` 1, the quick-ACK and `ato` delayed-ACK engine
     /// (`TCP_ATO_MIN` 40 ms, `TCP_DELACK_MAX` 200 ms), slow start by all
     /// it acknowledges (`tcp_slow_start`), congestion avoidance by bytes
-    /// (`tcp_cong_avoid_ai`), MSS 1448 (a 1500-byte MTU with timestamps),
+    /// (`tcp_cong_avoid_ai`), each ACK crediting what it newly delivers
+    /// (`tcp_newly_delivered`), SACK marks kept over a timeout
+    /// (`tcp_timeout_mark_lost`), MSS 1448 (a 1500-byte MTU with timestamps),
     /// and a receive window that autotuning keeps out of the way.
     pub fn profile(profile: Profile) -> TcpConfig {
         match profile {
@@ -394,6 +420,7 @@ impl TcpConfig {
                 reset_backoff_on_new_ack: true,
                 rto_exit_beyond_point: true,
                 keep_sack_after_rto: true,
+                resend_below_highest_sack: true,
                 rto_clears_rtt_history: true,
                 prr_dupack_credit: true,
                 slow_start_limit: 1,
@@ -413,6 +440,8 @@ impl TcpConfig {
                 slow_start_exit: SlowStartExit::HyStart,
                 slow_start_limit: 0,
                 ca_counting: Counting::Bytes,
+                ack_credit: AckCredit::Delivered,
+                keep_sack_after_rto: true,
                 loss_basis: LossBasis::Cwnd,
                 rto_estimator: RtoEstimator::Linux,
                 ack_policy: AckPolicy::Linux,

@@ -38,8 +38,8 @@ pub mod wire;
 
 pub use bbr::{Bbr, MaxFilter, Mode as BbrMode};
 pub use config::{
-    AckPolicy, Control, Counting, CubicParams, LossBasis, Profile, Recovery, RtoEstimator, SlowStartExit, TcpConfig,
-    Variant, VegasParams,
+    AckCredit, AckPolicy, Control, Counting, CubicParams, LossBasis, Profile, Recovery, RtoEstimator, SlowStartExit,
+    TcpConfig, Variant, VegasParams,
 };
 pub use congestion::{slow_start, AckEvent, CongestionControl, SlowStartWatch, Window};
 pub use controls::{new_control, new_slow_start_watch};

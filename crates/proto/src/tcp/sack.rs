@@ -104,6 +104,8 @@ impl Counts {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Acked {
     pub bytes: u64,
+    /// Of `bytes`, those no earlier ACK had SACKed.
+    pub unsacked_bytes: u64,
     /// Some removed segment had been retransmitted: no Karn-safe RTT sample.
     pub retransmitted: bool,
     /// When the newest fully acknowledged segment was last sent.
@@ -230,6 +232,7 @@ impl Scoreboard {
                 out.retransmitted |= s.was_ever_retransmitted();
                 out.newest_sent = Some(s.last_sent);
                 if !s.is_sacked() {
+                    out.unsacked_bytes += s.len as u64;
                     out.latest = Delivered::latest(out.latest, s.delivered());
                 }
                 self.segs.pop_front();
@@ -243,6 +246,7 @@ impl Scoreboard {
                     f.len -= cut as u32;
                     self.counts.apply(f.flags, f.len as u64, true);
                     out.bytes += cut;
+                    out.unsacked_bytes += cut;
                     out.retransmitted |= s.was_ever_retransmitted();
                 }
                 break;

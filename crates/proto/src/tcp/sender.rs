@@ -1,6 +1,6 @@
 //! The sending half of a one-way TCP connection.
 
-use super::config::{Recovery, RtoEstimator, TcpConfig};
+use super::config::{AckCredit, Recovery, RtoEstimator, TcpConfig};
 use super::congestion::{AckEvent, CongestionControl, SlowStartWatch, Window};
 use super::controls::{new_control, new_slow_start_watch};
 use super::handshake::{self, SynTimer};
@@ -202,7 +202,11 @@ impl TcpSender {
                     rtt
                 }
             },
-            board: if config.keep_sack_after_rto { Scoreboard::with_rule1_below_sacked() } else { Scoreboard::new() },
+            board: if config.resend_below_highest_sack {
+                Scoreboard::with_rule1_below_sacked()
+            } else {
+                Scoreboard::new()
+            },
             snd_una: 0,
             snd_max: 0,
             stream_end: 0,
@@ -323,7 +327,7 @@ impl TcpSender {
         }
 
         if acked > self.snd_una {
-            self.on_new_ack(now, acked, ack.timestamp, prior_in_flight);
+            self.on_new_ack(now, acked, ack.timestamp, prior_in_flight, newly_sacked);
         } else if !self.rack_enabled() {
             // RFC 5681 section 2 (without SACK) or RFC 6675 section 2 (with it).
             let is_dup = outstanding > 0
@@ -382,7 +386,15 @@ impl TcpSender {
         matches!(self.recovery, Recovery::Sack | Recovery::Prr)
     }
 
-    fn on_new_ack(&mut self, now: Instant, ack: u64, timestamp: Option<Timestamps>, prior_in_flight: u64) {
+    /// `newly_sacked`: bytes this same ACK SACKed.
+    fn on_new_ack(
+        &mut self,
+        now: Instant,
+        ack: u64,
+        timestamp: Option<Timestamps>,
+        prior_in_flight: u64,
+        newly_sacked: u64,
+    ) {
         let acked = self.board.ack(ack);
         if let (true, Some(d)) = (self.rack_enabled(), acked.latest) {
             self.rack.on_delivered(d, now);
@@ -425,9 +437,13 @@ impl TcpSender {
         let mut restart_timer = true;
         match self.state {
             State::Open => {
+                let credit = match self.config.ack_credit {
+                    AckCredit::Cumulative => acked.bytes,
+                    AckCredit::Delivered => acked.unsacked_bytes + newly_sacked,
+                };
                 let mut ev = AckEvent {
                     now,
-                    acked: acked.bytes,
+                    acked: credit,
                     rtt: sample,
                     ca_rtt,
                     srtt: self.rtt.srtt(),

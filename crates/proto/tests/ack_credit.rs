@@ -1,0 +1,110 @@
+//! What an ACK that advances snd.una credits to window growth
+//! (`ack_credit`). RFC 5681 counts every byte it cumulatively acknowledges;
+//! Linux (`tcp_newly_delivered`, the `acked_sacked` its `cong_avoid` gets)
+//! and ns-3 (`currentDelivered`) count the bytes newly delivered, SACKed
+//! ones when they are SACKed, so that each segment counts once. The
+//! difference shows after a timeout: the receiver's SACKed run behind a
+//! resent hole no longer doubles the window on one ACK.
+
+use ncmesh_proto::tcp::{AckCredit, Connection, Flags, Profile, SackBlock, Segment, TcpConfig, TcpSender, Variant};
+use ncmesh_proto::time::{Duration, Instant};
+
+const MSS: u64 = 1000;
+const CONN: Connection = Connection { local_port: 1, remote_port: 2, local_isn: 0, remote_isn: 0 };
+
+/// The linux profile with Reno, no handshake, no timestamps and no RACK, so
+/// that only the credit differs between runs.
+fn sender(credit: AckCredit, initial_cwnd: u32) -> TcpSender {
+    let config = TcpConfig {
+        variant: Variant::Reno,
+        handshake: false,
+        timestamps: false,
+        rack: false,
+        initial_cwnd,
+        mss: MSS as u32,
+        ack_credit: credit,
+        ..TcpConfig::profile(Profile::Linux)
+    };
+    let mut s = TcpSender::new(&config, CONN);
+    s.push(u64::MAX);
+    assert_eq!(drain(&mut s, Instant::ZERO).len(), initial_cwnd as usize);
+    s
+}
+
+fn drain(s: &mut TcpSender, now: Instant) -> Vec<Segment> {
+    std::iter::from_fn(|| s.poll_transmit(now)).collect()
+}
+
+/// An ACK of `n` bytes with SACK blocks `[start, end)`.
+fn ack(n: u64, blocks: &[(u64, u64)]) -> Segment {
+    let mut a = Segment::new(2, 1);
+    a.flags = Flags::ACK;
+    a.ack = n as u32;
+    a.window = u16::MAX;
+    for (i, &(start, end)) in blocks.iter().enumerate() {
+        a.sack[i] = SackBlock { start: start as u32, end: end as u32 };
+    }
+    a.sack_len = blocks.len() as u8;
+    a
+}
+
+#[test]
+fn after_a_timeout_the_resent_hole_counts_once_not_the_sacked_run_behind_it() {
+    let run = |credit| {
+        // Four segments out; 1 to 3 arrive and are SACKed, the head is lost.
+        let mut s = sender(credit, 4);
+        let t = Instant::from_secs_f64(0.5);
+        s.handle_ack(t, &ack(0, &[(1000, 4000)]));
+        let rto = s.poll_timeout().unwrap();
+        s.handle_timeout(rto);
+        assert_eq!(drain(&mut s, rto).iter().map(|x| x.seq).collect::<Vec<_>>(), [0]);
+        assert_eq!((s.cwnd(), s.ssthresh()), (MSS, 2 * MSS));
+        // The resent head arrives: the ACK covers all four.
+        s.handle_ack(rto + Duration::from_secs(1), &ack(4000, &[]));
+        s.cwnd()
+    };
+    // Linux's trace of this moment on the lossy chain: cwnd 1, then 2.
+    assert_eq!(run(AckCredit::Delivered), 2 * MSS);
+    // RFC 5681's N: slow start to ssthresh (2), and 2000 bytes of
+    // congestion avoidance's 2000 more make a third segment.
+    assert_eq!(run(AckCredit::Cumulative), 3 * MSS);
+}
+
+#[test]
+fn sacked_bytes_count_when_sacked_and_not_again_when_acknowledged() {
+    let run = |credit| {
+        let mut s = sender(credit, 4);
+        let t = |ms| Instant::from_secs_f64(0.5) + Duration::from_millis(ms);
+        // Segment 0 and, out of order, 2 and 3 arrive; 1 is late.
+        s.handle_ack(t(0), &ack(1000, &[(2000, 4000)]));
+        let first = s.cwnd();
+        drain(&mut s, t(0));
+        s.handle_ack(t(10), &ack(4000, &[]));
+        (first, s.cwnd())
+    };
+    // Slow start: 4 segments, then +3 delivered (0, 2, 3), then +1 (segment 1).
+    assert_eq!(run(AckCredit::Delivered), (7 * MSS, 8 * MSS));
+    // +1 for segment 0, then +3 for 1 to 3: the same total, a round later.
+    assert_eq!(run(AckCredit::Cumulative), (5 * MSS, 8 * MSS));
+}
+
+#[test]
+fn an_ack_over_sacked_bytes_only_grows_nothing() {
+    let run = |credit| {
+        let mut s = sender(credit, 4);
+        let t = |ms| Instant::from_secs_f64(0.5) + Duration::from_millis(ms);
+        s.handle_ack(t(0), &ack(1000, &[(2000, 4000)]));
+        let before = s.cwnd();
+        // Segment 1 arrives late and is SACKed; snd.una stays.
+        s.handle_ack(t(5), &ack(1000, &[(1000, 4000)]));
+        let after_sack = s.cwnd();
+        // Then an ACK covers 1 to 3, every one of them SACKed before.
+        s.handle_ack(t(10), &ack(4000, &[]));
+        (before, after_sack, s.cwnd())
+    };
+    // Delivered: segment 1 is credited on the ACK that SACKs it, which does
+    // not advance snd.una and so grows nothing (Linux's `tcp_may_raise_cwnd`
+    // wants `FLAG_DATA_ACKED`), and not again on the ACK that covers it.
+    assert_eq!(run(AckCredit::Delivered), (7 * MSS, 7 * MSS, 7 * MSS));
+    assert_eq!(run(AckCredit::Cumulative), (5 * MSS, 5 * MSS, 8 * MSS));
+}
