@@ -6,11 +6,11 @@
 //! difference shows after a timeout: the receiver's SACKed run behind a
 //! resent hole no longer doubles the window on one ACK.
 
-use ncmesh_proto::tcp::{AckCredit, Connection, Flags, Profile, SackBlock, Segment, TcpConfig, TcpSender, Variant};
+use ncmesh_proto::tcp::{AckCredit, Profile, Segment, TcpConfig, TcpSender, Variant};
+use ncmesh_proto::testing::{drain, CONN};
 use ncmesh_proto::time::{Duration, Instant};
 
 const MSS: u64 = 1000;
-const CONN: Connection = Connection { local_port: 1, remote_port: 2, local_isn: 0, remote_isn: 0 };
 
 /// The linux profile with Reno, no handshake, no timestamps and no RACK, so
 /// that only the credit differs between runs.
@@ -31,21 +31,9 @@ fn sender(credit: AckCredit, initial_cwnd: u32) -> TcpSender {
     s
 }
 
-fn drain(s: &mut TcpSender, now: Instant) -> Vec<Segment> {
-    std::iter::from_fn(|| s.poll_transmit(now)).collect()
-}
-
 /// An ACK of `n` bytes with SACK blocks `[start, end)`.
 fn ack(n: u64, blocks: &[(u64, u64)]) -> Segment {
-    let mut a = Segment::new(2, 1);
-    a.flags = Flags::ACK;
-    a.ack = n as u32;
-    a.window = u16::MAX;
-    for (i, &(start, end)) in blocks.iter().enumerate() {
-        a.sack[i] = SackBlock { start: start as u32, end: end as u32 };
-    }
-    a.sack_len = blocks.len() as u8;
-    a
+    ncmesh_proto::testing::ack(n, u16::MAX, blocks)
 }
 
 #[test]

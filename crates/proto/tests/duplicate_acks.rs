@@ -3,11 +3,11 @@
 //! of ACKs, the peer's window, and the timestamp the sender echoes.
 
 use ncmesh_proto::data::Data;
-use ncmesh_proto::tcp::{Connection, Flags, Recovery, SackBlock, Segment, TcpConfig, TcpSender, Timestamps};
+use ncmesh_proto::tcp::{Flags, Recovery, Segment, TcpConfig, TcpSender, Timestamps};
+use ncmesh_proto::testing::{drain, CONN};
 use ncmesh_proto::time::{Duration, Instant};
 
 const MSS: u64 = 1000;
-const CONN: Connection = Connection { local_port: 1, remote_port: 2, local_isn: 0, remote_isn: 0 };
 /// The window `sender` starts with and its ACKs announce, in bytes.
 const WINDOW: u16 = 50_000;
 
@@ -22,22 +22,12 @@ fn sender(sack: bool, timestamps: bool) -> TcpSender {
     s
 }
 
-fn drain(s: &mut TcpSender, now: Instant) -> Vec<Segment> {
-    std::iter::from_fn(|| s.poll_transmit(now)).collect()
-}
-
 fn ack(n: u64) -> Segment {
-    let mut a = Segment::new(2, 1);
-    a.flags = Flags::ACK;
-    a.ack = n as u32;
-    a.window = WINDOW;
-    a
+    ncmesh_proto::testing::ack(n, WINDOW, &[])
 }
 
-fn with_sack(mut a: Segment, start: u64, end: u64) -> Segment {
-    a.sack[0] = SackBlock { start: start as u32, end: end as u32 };
-    a.sack_len = 1;
-    a
+fn with_sack(n: u64, start: u64, end: u64) -> Segment {
+    ncmesh_proto::testing::ack(n, WINDOW, &[(start, end)])
 }
 
 /// Feeds `acks` one after another and returns the duplicate ACKs counted.
@@ -88,9 +78,9 @@ fn with_nothing_outstanding_no_ack_is_a_duplicate() {
 fn with_sack_only_an_ack_with_new_sack_information_is_a_duplicate() {
     let mut s = sender(true, false);
     assert_eq!(dupacks(&mut s, [ack(0), ack(0)]), 0, "no SACK block: nothing new");
-    assert_eq!(dupacks(&mut s, [with_sack(ack(0), 1000, 2000)]), 1);
-    assert_eq!(dupacks(&mut s, [with_sack(ack(0), 1000, 2000)]), 1, "the same block again says nothing new");
-    assert_eq!(dupacks(&mut s, [with_sack(ack(0), 1000, 3000)]), 2);
+    assert_eq!(dupacks(&mut s, [with_sack(0, 1000, 2000)]), 1);
+    assert_eq!(dupacks(&mut s, [with_sack(0, 1000, 2000)]), 1, "the same block again says nothing new");
+    assert_eq!(dupacks(&mut s, [with_sack(0, 1000, 3000)]), 2);
 }
 
 #[test]
@@ -138,11 +128,11 @@ fn one_ack_that_sacks_three_segments_above_a_hole_starts_recovery() {
     // RFC 6675 section 5 step (2): fewer than DupThresh duplicate ACKs, but
     // IsLost(HighACK + 1), with three segments SACKed above it.
     let mut s = sender(true, false);
-    assert_eq!(dupacks(&mut s, [with_sack(ack(0), 1000, 4000)]), 1);
+    assert_eq!(dupacks(&mut s, [with_sack(0, 1000, 4000)]), 1);
     assert!(s.in_recovery());
     assert_eq!(s.stats().fast_retransmits, 1);
     // Two segments SACKed above it are not enough.
     let mut s = sender(true, false);
-    assert_eq!(dupacks(&mut s, [with_sack(ack(0), 1000, 3000)]), 1);
+    assert_eq!(dupacks(&mut s, [with_sack(0, 1000, 3000)]), 1);
     assert!(!s.in_recovery());
 }

@@ -12,9 +12,9 @@
 //! ns-3 3.44's, from its traces of the lossy chain (docs/validation.md).
 
 use ncmesh_proto::tcp::{
-    AckEvent, CongestionControl, Connection, Counting, Flags, Profile, Reno, SackBlock, Segment, TcpConfig, TcpSender,
-    Timestamps, Window,
+    AckEvent, CongestionControl, Counting, Profile, Reno, Segment, TcpConfig, TcpSender, Timestamps, Window,
 };
+use ncmesh_proto::testing::{drain, CONN};
 use ncmesh_proto::time::{Duration, Instant};
 
 const MSS: u64 = 1000;
@@ -55,18 +55,8 @@ fn an_ack_covering_many_segments_counts_once() {
     assert_eq!(w.cwnd, 4250);
 }
 
-const CONN: Connection = Connection { local_port: 1, remote_port: 2, local_isn: 0, remote_isn: 0 };
-
-fn drain(s: &mut TcpSender, now: Instant) -> Vec<Segment> {
-    std::iter::from_fn(|| s.poll_transmit(now)).collect()
-}
-
 fn ack(n: u64) -> Segment {
-    let mut a = Segment::new(2, 1);
-    a.flags = Flags::ACK;
-    a.ack = n as u32;
-    a.window = (50 * MSS) as u16;
-    a
+    ncmesh_proto::testing::ack(n, (50 * MSS) as u16, &[])
 }
 
 /// An ns3-profile sender without the handshake, `initial_cwnd` segments
@@ -143,11 +133,7 @@ fn an_ack_past_the_point_counts_whole_segments_beyond_it() {
 
 /// An ACK of `n` bytes with SACK blocks `[start, end)` and, if given, a timestamp echo.
 fn sack(n: u64, blocks: &[(u64, u64)], echo: Option<(Instant, Instant)>) -> Segment {
-    let mut a = ack(n);
-    for (i, &(start, end)) in blocks.iter().enumerate() {
-        a.sack[i] = SackBlock { start: start as u32, end: end as u32 };
-    }
-    a.sack_len = blocks.len() as u8;
+    let mut a = ncmesh_proto::testing::ack(n, (50 * MSS) as u16, blocks);
     a.timestamp = echo.map(|(now, sent)| Timestamps { value: micros(now), echo: micros(sent) });
     a
 }

@@ -1,8 +1,8 @@
 //! The retransmission timer: exponential backoff up to max_rto (RFC 6298
 //! section 5.5), Karn's rule, and timestamps lifting it (RFC 7323).
 
-use ncmesh_proto::tcp::{Connection, Flags, Segment, TcpConfig, TcpSender, Timestamps, Variant};
-use ncmesh_proto::testing::{drop_between, Link, Pair};
+use ncmesh_proto::tcp::{Flags, Segment, TcpConfig, TcpSender, Timestamps, Variant};
+use ncmesh_proto::testing::{drain, drop_between, Link, Pair, CONN};
 use ncmesh_proto::time::{Duration, Instant};
 
 const MSS: u64 = 1000;
@@ -16,12 +16,6 @@ fn config(timestamps: bool) -> TcpConfig {
         ..TcpConfig::default()
     }
 }
-
-fn drain(s: &mut TcpSender, now: Instant) -> Vec<Segment> {
-    std::iter::from_fn(|| s.poll_transmit(now)).collect()
-}
-
-const CONN: Connection = Connection { local_port: 1, remote_port: 2, local_isn: 0, remote_isn: 0 };
 
 fn micros(t: Instant) -> u32 {
     (t.0 / 1000) as u32

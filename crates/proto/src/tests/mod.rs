@@ -8,8 +8,30 @@ use std::collections::{HashSet, VecDeque};
 use std::fmt;
 
 use crate::data::Data;
-use crate::tcp::{Connection, Delivery, Segment, TcpConfig, TcpReceiver, TcpSender};
+use crate::tcp::{Connection, Delivery, Flags, SackBlock, Segment, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::{Duration, Instant};
+
+/// Ports 1 and 2, initial sequence numbers 0: for a sender driven by hand.
+pub const CONN: Connection = Connection { local_port: 1, remote_port: 2, local_isn: 0, remote_isn: 0 };
+
+/// Every segment `sender` will send at `now`.
+pub fn drain(sender: &mut TcpSender, now: Instant) -> Vec<Segment> {
+    std::iter::from_fn(|| sender.poll_transmit(now)).collect()
+}
+
+/// A pure ACK to [`CONN`]'s sender of `n` bytes, announcing `window`
+/// bytes, with SACK blocks `[start, end)`.
+pub fn ack(n: u64, window: u16, blocks: &[(u64, u64)]) -> Segment {
+    let mut a = Segment::new(CONN.remote_port, CONN.local_port);
+    a.flags = Flags::ACK;
+    a.ack = n as u32;
+    a.window = window;
+    for (i, &(start, end)) in blocks.iter().enumerate() {
+        a.sack[i] = SackBlock { start: start as u32, end: end as u32 };
+    }
+    a.sack_len = blocks.len() as u8;
+    a
+}
 
 /// Where a data segment starts in the stream: the sender's segments carry
 /// virtual data that says so, whatever the initial sequence number.
