@@ -3,10 +3,10 @@
 //! `Frame::parsed` with the built-in parsers, which must agree. A frame that
 //! parses emits `wire_len()` bytes equal to its input's first `wire_len()`
 //! with the reserved byte zeroed, re-parses equal (float path costs
-//! compared by their bits), and `Frame::to_bytes` gives those same bytes.
+//! compared by their bits), and `Frame::into_bytes` gives those same bytes.
 #![no_main]
 
-use ncmesh_proto::frame::{self, Body, Receivers};
+use ncmesh_proto::frame::{self, Body, FrameFields, Receivers};
 use ncmesh_proto::honc::wire::{self, AckNcb, Frame, Symbol};
 use ncmesh_proto::packet::{Message, Parsers};
 use ncmesh_proto::Registry;
@@ -48,13 +48,13 @@ fn emit(f: &Frame) -> Vec<u8> {
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let direct = Frame::parse(data);
 
-    let link = frame::Frame {
+    let link = frame::Frame::from(FrameFields {
         transmitter: Ipv4Addr::new(10, 0, 0, 1),
         receivers: Receivers::All,
         body: Body::Bytes { kind: wire::KIND, bytes: Arc::from(data) },
-    };
-    match (link.parsed(parsers(), Ipv4Addr::new(10, 0, 0, 2)), &direct) {
-        (Ok(frame::Frame { body: Body::Message(m), .. }), Ok(f)) => {
+    });
+    match (link.parsed(parsers(), Ipv4Addr::new(10, 0, 0, 2)).map(frame::Frame::into_fields), &direct) {
+        (Ok(FrameFields { body: Body::Message(m), .. }), Ok(f)) => {
             let g = m.downcast_ref::<Frame>().expect("the HONC kind parses to a HONC frame");
             assert!(same(f, g));
         }
@@ -72,8 +72,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     assert_eq!(emit(&back), bytes);
 
     let message = frame::Frame::message(Receivers::All, Box::new(f));
-    match message.to_bytes().expect("the frame emitted").body {
+    match message.into_bytes().expect("the frame emitted").into_fields().body {
         Body::Bytes { kind, bytes: b } => assert!(kind == wire::KIND && *b == bytes[..]),
-        other => panic!("to_bytes left {other:?}"),
+        other => panic!("into_bytes left {other:?}"),
     }
 });

@@ -2,7 +2,7 @@
 //! built-in parsers (TCP, UDP and every registered protocol's messages), with and without
 //! transport checksums checked, directly and through `Frame::parsed`.
 //! A parsed packet keeps its bytes and emits them (`Packet::emit`,
-//! `Frame::to_bytes`) as it received them; forwarded with another TTL, it
+//! `Frame::into_bytes`) as it received them; forwarded with another TTL, it
 //! emits bytes that differ only in the TTL and header checksum and parse to
 //! an equal packet; built afresh from its fields (`received: None`), it
 //! emits `wire_len()` bytes that parse, checksums checked, to an equal
@@ -13,7 +13,7 @@
 //! checksums, so that the fuzzer reaches the payload parsers.
 #![no_main]
 
-use ncmesh_proto::frame::{Body, Frame, Receivers, IP};
+use ncmesh_proto::frame::{Body, Frame, FrameFields, Receivers, IP};
 use ncmesh_proto::packet::{Kind, Message, Parsers};
 use ncmesh_proto::wire::{checksum, ipv4};
 use ncmesh_proto::{Packet, Payload, Registry};
@@ -187,10 +187,10 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
     if let Ok(p) = &parsed {
         let emitted = round_trip(p, &bytes, verify);
-        let frame = Frame::packet(p.dst, p.clone()).to_bytes().expect("the packet emitted");
+        let frame = Frame::packet(p.dst, p.clone()).into_bytes().expect("the packet emitted");
         match &frame.body {
             Body::Bytes { kind, bytes } => assert!(*kind == IP && **bytes == emitted[..]),
-            other => panic!("to_bytes left {other:?}"),
+            other => panic!("into_bytes left {other:?}"),
         }
     }
 
@@ -203,19 +203,19 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     };
     let for_us = bytes.get(16..20).is_some_and(|d| d == local.octets());
     let kind = if mode & 0x20 != 0 { Kind::Ip(mode >> 6) } else { IP };
-    let frame = Frame {
+    let frame = Frame::from(FrameFields {
         transmitter: Ipv4Addr::new(10, 0, 0, 1),
         receivers: Receivers::All,
         body: Body::Bytes { kind, bytes: Arc::from(&bytes[..]) },
-    };
+    });
     let for_local = Packet::parse(&bytes, parsers(), for_us);
-    match frame.parsed(parsers(), local) {
-        Ok(Frame { body: Body::Packet(p), .. }) => {
+    match frame.parsed(parsers(), local).map(Frame::into_packet) {
+        Ok(Ok(p)) => {
             let direct = for_local.expect("the frame parsed");
             assert!(same(&p, &direct));
             round_trip(&p, &bytes, for_us);
         }
-        Ok(other) => panic!("an IP frame parsed to {other:?}"),
+        Ok(Err(other)) => panic!("an IP frame parsed to {other:?}"),
         Err(e) => assert_eq!(Err(e), for_local.map(|_| ())),
     }
 });

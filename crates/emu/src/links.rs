@@ -11,7 +11,7 @@
 //! What the loop cannot help is measured: for every packet delivered, how
 //! late it was written against the instant the model said it arrives.
 
-use ncmesh_proto::frame::{Body, Receivers};
+use ncmesh_proto::frame::{Body, FrameFields, Receivers};
 use ncmesh_proto::packet::Kind;
 use ncmesh_proto::{Duration, Frame, Instant};
 use ncmesh_sim::medium::{Event, Medium, Phase, PointToPoint};
@@ -168,11 +168,11 @@ impl Links {
                     if packet.len() < 20 || packet[0] >> 4 != 4 {
                         continue;
                     }
-                    let frame = Frame {
+                    let frame = Frame::from(FrameFields {
                         transmitter: Ipv4Addr::UNSPECIFIED,
                         receivers: Receivers::All,
                         body: Body::Bytes { kind: Kind::Ip(packet[9]), bytes: packet.into() },
-                    };
+                    });
                     if let Some(&d) = inputs[i].first() {
                         self.directions[d].offer(at, frame);
                     }

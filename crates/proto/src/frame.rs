@@ -48,22 +48,64 @@ pub enum Body {
 /// The link kind of frames that carry IP.
 pub const IP: Kind = Kind::Ip(0);
 
+/// A link frame, as a handle to its fields on the heap like [`Packet`]. A
+/// frame passes from a node through the driver and a medium to every node
+/// that hears it: as one pointer it moves in registers, where a struct of
+/// its size is copied through the stack at every step, in other pieces
+/// than it was written in, which stalls the processor each time.
+#[derive(Clone)]
+pub struct Frame(Box<FrameFields>);
+
 #[derive(Clone, Debug)]
-pub struct Frame {
+pub struct FrameFields {
     pub transmitter: Ipv4Addr,
     pub receivers: Receivers,
     pub body: Body,
 }
 
+heap_handle!(Frame, FrameFields);
+
 impl Frame {
     /// An IP packet for neighbour `next`; the node fills in the transmitter.
     pub fn packet(next: Ipv4Addr, packet: Packet) -> Frame {
-        Frame { transmitter: Ipv4Addr::UNSPECIFIED, receivers: Receivers::One(next), body: Body::Packet(packet) }
+        Frame::from(FrameFields {
+            transmitter: Ipv4Addr::UNSPECIFIED,
+            receivers: Receivers::One(next),
+            body: Body::Packet(packet),
+        })
     }
 
     /// A link-local message for `receivers`; the node fills in the transmitter.
     pub fn message(receivers: Receivers, message: Box<dyn Message>) -> Frame {
-        Frame { transmitter: Ipv4Addr::UNSPECIFIED, receivers, body: Body::Message(message) }
+        Frame::from(FrameFields { transmitter: Ipv4Addr::UNSPECIFIED, receivers, body: Body::Message(message) })
+    }
+
+    /// The fields, out of their handle.
+    pub fn into_fields(self) -> FrameFields {
+        *self.0
+    }
+
+    /// The IP packet the frame carries; the frame back if it carries anything else.
+    pub fn into_packet(self) -> Result<Packet, Frame> {
+        match &self.body {
+            Body::Packet(_) => match self.into_fields().body {
+                Body::Packet(p) => Ok(p),
+                _ => unreachable!("checked above"),
+            },
+            _ => Err(self),
+        }
+    }
+
+    /// The link-local message the frame carries, as a `T`; the frame back
+    /// if it carries anything else.
+    pub fn into_message<T: Message>(self) -> Result<Box<T>, Frame> {
+        match &self.body {
+            Body::Message(m) if m.as_any().is::<T>() => match self.into_fields().body {
+                Body::Message(m) => Ok(m.downcast().expect("checked above")),
+                _ => unreachable!("checked above"),
+            },
+            _ => Err(self),
+        }
     }
 
     /// Bytes of the body.
@@ -76,7 +118,7 @@ impl Frame {
     }
 
     /// The frame with its body as bytes.
-    pub fn to_bytes(&self) -> Result<Frame, WireError> {
+    pub fn into_bytes(mut self) -> Result<Frame, WireError> {
         let (kind, bytes) = match &self.body {
             Body::Packet(p) => (IP, p.emit()?),
             Body::Message(m) => {
@@ -84,27 +126,24 @@ impl Frame {
                 m.emit(&mut buf)?;
                 (m.kind(), buf)
             }
-            Body::Bytes { .. } => return Ok(self.clone()),
+            Body::Bytes { .. } => return Ok(self),
         };
-        Ok(Frame {
-            transmitter: self.transmitter,
-            receivers: self.receivers.clone(),
-            body: Body::Bytes { kind, bytes: bytes.into() },
-        })
+        self.body = Body::Bytes { kind, bytes: bytes.into() };
+        Ok(self)
     }
 
     /// The frame with a typed body, parsing bytes if it has them. A packet
     /// for `local` also has its transport checksum checked, as a host
     /// checks it and a router does not.
-    pub fn parsed(self, parsers: &Parsers, local: Ipv4Addr) -> Result<Frame, WireError> {
-        let body = match self.body {
-            Body::Bytes { kind: Kind::Ip(_), bytes } => {
+    pub fn parsed(mut self, parsers: &Parsers, local: Ipv4Addr) -> Result<Frame, WireError> {
+        let Body::Bytes { kind, bytes } = &self.body else { return Ok(self) };
+        self.body = match *kind {
+            Kind::Ip(_) => {
                 let for_us = bytes.get(16..20).is_some_and(|d| d == local.octets());
-                Body::Packet(Packet::parse_shared(bytes, parsers, for_us)?)
+                Body::Packet(Packet::parse_shared(bytes.clone(), parsers, for_us)?)
             }
-            Body::Bytes { kind, bytes } => Body::Message(parsers.parse(kind, &bytes)?),
-            typed => typed,
+            kind => Body::Message(parsers.parse(kind, bytes)?),
         };
-        Ok(Frame { body, ..self })
+        Ok(self)
     }
 }

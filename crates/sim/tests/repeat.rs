@@ -6,7 +6,7 @@
 //! code.
 
 mod repeat {
-    use ncmesh_proto::frame::{Body, Receivers};
+    use ncmesh_proto::frame::Receivers;
     use ncmesh_proto::node::{HopLayer, IfaceId, Interface};
     use ncmesh_proto::packet::{Kind, Message, ParseFn, Parsers};
     use ncmesh_proto::params::{check, Invalid, Validate};
@@ -94,12 +94,12 @@ mod repeat {
 
     impl HopLayer for Repeat {
         fn handle_frame(&mut self, _now: Instant, _iface: IfaceId, frame: Frame, addressed: bool) -> Option<Frame> {
-            let Body::Message(message) = frame.body else { return Some(frame) };
-            let copy = match message.downcast::<Copy>() {
+            let transmitter = frame.transmitter;
+            let copy = match frame.into_message::<Copy>() {
                 Ok(copy) => copy,
-                Err(other) => return Some(Frame { body: Body::Message(other), ..frame }),
+                Err(other) => return Some(other),
             };
-            let newest = self.newest.entry(frame.transmitter).or_insert(u32::MAX);
+            let newest = self.newest.entry(transmitter).or_insert(u32::MAX);
             if !addressed || (*newest != u32::MAX && copy.seq <= *newest) {
                 self.duplicates += addressed as u64;
                 return None;

@@ -6,7 +6,7 @@ use super::{
     block_size, codec_pairs, codec_pairs_ideal, decoding_probability, earliest, first_round, path_cost, redundancy,
     select_next_hop, Ewma, HoncParams, PathCosts, Retransmit,
 };
-use crate::frame::{Body, Frame, Receivers};
+use crate::frame::{Frame, Receivers};
 use crate::node::{HopLayer, IfaceId, Interface, NextHop};
 use crate::packet::{FlowKey, Packet, Parsers, Payload};
 use crate::scheme::HopContext;
@@ -892,16 +892,20 @@ impl HopLayer for HoncNode {
     /// HONC frames are the layer's; an IP packet joins the decoded ones on
     /// their way to IP, in the order they came.
     fn handle_frame(&mut self, now: Instant, iface: IfaceId, frame: Frame, addressed: bool) -> Option<Frame> {
-        match frame.body {
-            Body::Packet(p) if addressed => self.to_ip.push_back(p),
-            Body::Message(m) => match m.downcast::<wire::Frame>() {
-                Ok(f) => match *f {
+        let frame = match frame.into_message::<wire::Frame>() {
+            Ok(f) => {
+                match *f {
                     wire::Frame::Coded(c) => self.receive_coded(now, iface, c),
                     wire::Frame::Ack(a) => self.receive_ack(now, iface, a),
-                },
-                Err(m) => return Some(Frame { body: Body::Message(m), ..frame }),
-            },
-            _ => {}
+                }
+                return None;
+            }
+            Err(frame) => frame,
+        };
+        match frame.into_packet() {
+            Ok(p) if addressed => self.to_ip.push_back(p),
+            Ok(_) => {}
+            Err(frame) => return Some(frame),
         }
         None
     }

@@ -29,12 +29,14 @@ pub struct InterfaceInfo {
     pub queue: usize,
 }
 
-/// A packet waiting for an interface, with the neighbour it is for.
+/// A packet waiting for an interface, with the neighbour it is for: two
+/// words, since every packet forwarded moves in and out of one. A
+/// discipline that needs arrival times (CoDel's sojourn time) keeps them
+/// itself, from `enqueue`'s `now`.
 #[derive(Clone, Debug)]
 pub struct Queued {
     pub packet: Packet,
     pub next: Ipv4Addr,
-    pub since: Instant,
 }
 
 /// A queue discipline: what waits for an interface, in which order, and
@@ -153,7 +155,7 @@ impl Interface {
     /// Queues `packet` for neighbour `next`, counting what the discipline drops.
     pub fn enqueue(&mut self, now: Instant, packet: Packet, next: Ipv4Addr) {
         self.maybe_queued = true;
-        if self.queue.enqueue(now, Queued { packet, next, since: now }).is_some() {
+        if self.queue.enqueue(now, Queued { packet, next }).is_some() {
             self.stats.dropped += 1;
         }
     }
@@ -183,7 +185,6 @@ mod tests {
         Queued {
             packet: Packet::new(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, Payload::Udp(d)),
             next: Ipv4Addr::LOCALHOST,
-            since: Instant::ZERO,
         }
     }
 

@@ -200,10 +200,8 @@ impl Node {
             Some(hop) => hop.handle_frame(now, iface, frame, addressed),
             None => Forwarding.handle_frame(now, iface, frame, addressed),
         };
-        if let Some(Frame { body: Body::Packet(packet), .. }) = kept {
-            if addressed {
-                self.route(now, packet);
-            }
+        if let Some(Ok(packet)) = kept.filter(|_| addressed).map(Frame::into_packet) {
+            self.route(now, packet);
         }
         self.settle(now);
     }
@@ -258,7 +256,7 @@ impl Node {
             };
             frame.transmitter = self.config.addr;
             if self.config.real_payloads {
-                match frame.to_bytes() {
+                match frame.into_bytes() {
                     Ok(f) => frame = f,
                     Err(_) => {
                         self.stats.unemitted += 1;
@@ -336,8 +334,7 @@ impl Node {
                 return;
             }
         }
-        let flow = packet.flow();
-        let Some(route) = self.routes.lookup(flow.as_ref(), packet.dst) else {
+        let Some(route) = self.routes.lookup(&packet) else {
             self.stats.no_route += 1;
             return;
         };

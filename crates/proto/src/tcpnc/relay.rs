@@ -193,13 +193,12 @@ impl HopLayer for Relay {
     }
 
     fn handle_frame(&mut self, _now: Instant, _iface: IfaceId, frame: Frame, addressed: bool) -> Option<Frame> {
-        match frame.body {
-            crate::frame::Body::Packet(p) if addressed => {
-                self.to_ip.push_back(p);
-                None
-            }
-            _ => Some(frame),
+        match frame.into_packet() {
+            Ok(p) if addressed => self.to_ip.push_back(p),
+            Ok(_) => {}
+            Err(frame) => return Some(frame),
         }
+        None
     }
 
     fn poll_packet(&mut self, _now: Instant) -> Option<Packet> {
