@@ -1,10 +1,12 @@
 """The stacks experiment's pieces that need no kernel: reading `ss -tin`
-samples, lining up two traces, and keeping the kernel's runs."""
+samples, lining up two traces, keeping the kernel's runs and summing them up."""
 
 import json
 import math
 
-from ncmesh.experiments.stacks import _kernel_runs, parse_ss, side_by_side
+import pytest
+
+from ncmesh.experiments.stacks import _kernel_runs, _kernel_table, parse_ss, side_by_side
 
 SAMPLE = """T 100.000
 State Recv-Q Send-Q Local Address:Port Peer Address:Port
@@ -71,3 +73,17 @@ def test_a_kernel_runs_file_of_earlier_versions_is_read_as_every_run_in_order(tm
         raise AssertionError(f"{point} ran again")
 
     assert [r["goodput_bps"] for r in _kernel_runs([("a",), ("b",)], never, 1, kept)] == [5.0, 6.0]
+
+
+def test_the_kernel_table_gives_means_their_ratio_and_the_ratio_of_medians():
+    rows = [
+        {"flows": 1, "seed": s, "ncmesh_bps": n, "linux_bps": k}
+        for s, (n, k) in enumerate([(10.0, 10.0), (20.0, 30.0), (300.0, 20.0)], start=1)
+    ]
+    (row,) = _kernel_table(rows, ["flows"]).to_dict("records")
+    assert row["seeds"] == 3
+    assert row["ncmesh_bps"] == pytest.approx(110.0) and row["linux_bps"] == pytest.approx(20.0)
+    assert row["ratio"] == pytest.approx(5.5) and not row["holds"]
+    # One run far from the rest moves the mean, not the median: 20 against 20.
+    assert row["median_ratio"] == pytest.approx(1.0)
+    assert row["ratio_low"] < row["ratio"] < row["ratio_high"]

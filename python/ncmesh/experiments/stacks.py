@@ -297,7 +297,8 @@ def against_linux(
 def _kernel_table(rows: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
     """Mean goodput of both sides over the seeds of each point, their ratio
     with a 95% interval (the seeds' standard errors of both means, combined
-    to first order), and whether the ratio is within the bound."""
+    to first order), whether the ratio is within the bound, and the ratio
+    of the medians, which a few runs far from the rest do not move."""
     table = (
         pd.DataFrame(rows)
         .groupby(by, as_index=False)
@@ -305,10 +306,13 @@ def _kernel_table(rows: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
             seeds=("ncmesh_bps", "size"),
             ncmesh_bps=("ncmesh_bps", "mean"),
             ncmesh_se=("ncmesh_bps", "sem"),
+            ncmesh_median=("ncmesh_bps", "median"),
             linux_bps=("linux_bps", "mean"),
             linux_se=("linux_bps", "sem"),
+            linux_median=("linux_bps", "median"),
         )
     )
+    table["median_ratio"] = table.ncmesh_median / table.linux_median
     table["ratio"] = table.ncmesh_bps / table.linux_bps
     spread = (
         1.96
@@ -317,7 +321,7 @@ def _kernel_table(rows: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
     )
     table["ratio_low"], table["ratio_high"] = table.ratio - spread, table.ratio + spread
     table["holds"] = (table.ratio - 1).abs() <= BOUND
-    return table.drop(columns=["ncmesh_se", "linux_se"])
+    return table.drop(columns=["ncmesh_se", "linux_se", "ncmesh_median", "linux_median"])
 
 
 #: What the BBR comparison sweeps, on both paths.
@@ -472,6 +476,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--losses", nargs="+", type=float, default=None, help="losses to compare (linux, bbr; default: each one's own)"
     )
+    parser.add_argument("--flows", type=int, nargs="+", default=list(FLOWS), help="flow counts to compare (linux, bbr)")
     parser.add_argument("--duration", type=float, default=DURATION_S, help="simulated seconds per run")
     parser.add_argument("--seeds", type=int, default=len(SEEDS), help="seeds 1..N per point")
     parser.add_argument("--trace", type=float, default=None, metavar="P", help="print one flow's traces at loss P")
@@ -497,6 +502,7 @@ def main(argv: list[str] | None = None) -> None:
         table, timing = against_bbr(
             paths=args.paths,
             losses=args.losses or BBR_LOSSES,
+            flows=args.flows,
             seeds=range(1, args.seeds + 1),
             duration_s=args.duration,
             parallel=args.parallel,
@@ -515,6 +521,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.against == "linux":
         table, timing = against_linux(
             losses=args.losses or LINUX_LOSSES,
+            flows=args.flows,
             seeds=seeds,
             duration_s=args.duration,
             parallel=args.parallel,
