@@ -147,3 +147,70 @@ impl Frame {
         Ok(self)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Data;
+    use crate::packet::Payload;
+    use crate::wire::udp::Datagram;
+
+    /// Two message types of two link kinds, to tell apart.
+    #[derive(Clone, Debug)]
+    struct Ping(u8);
+    #[derive(Clone, Debug)]
+    struct Pong;
+
+    impl Message for Ping {
+        fn kind(&self) -> Kind {
+            Kind::Link(1)
+        }
+        fn wire_len(&self) -> usize {
+            1
+        }
+        fn emit(&self, buf: &mut [u8]) -> Result<(), WireError> {
+            buf[0] = self.0;
+            Ok(())
+        }
+        crate::message_boilerplate!();
+    }
+
+    impl Message for Pong {
+        fn kind(&self) -> Kind {
+            Kind::Link(2)
+        }
+        fn wire_len(&self) -> usize {
+            0
+        }
+        fn emit(&self, _buf: &mut [u8]) -> Result<(), WireError> {
+            Ok(())
+        }
+        crate::message_boilerplate!();
+    }
+
+    const A: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+    const B: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
+
+    #[test]
+    fn a_frame_gives_up_what_it_carries_and_comes_back_whole_otherwise() {
+        let ping = || Frame::message(Receivers::One(B), Box::new(Ping(7)));
+        let Err(back) = ping().into_message::<Pong>() else { panic!("a Ping is not a Pong") };
+        assert!(matches!(&back.body, Body::Message(m) if m.downcast_ref::<Ping>().is_some_and(|p| p.0 == 7)));
+        assert_eq!(back.receivers, Receivers::One(B));
+        assert!(back.into_packet().is_err());
+        assert_eq!(ping().into_message::<Ping>().map(|p| p.0).ok(), Some(7));
+
+        let packet = Packet::new(A, B, Payload::Udp(Datagram::new(1, 2, Data::EMPTY)));
+        let frame = Frame::packet(B, packet);
+        let Err(back) = frame.into_message::<Ping>() else { panic!("a packet is no message") };
+        assert_eq!(back.into_packet().map(|p| (p.src, p.dst)).ok(), Some((A, B)));
+    }
+
+    #[test]
+    fn receivers_include_their_members() {
+        let set = Receivers::Set(Arc::from([A]));
+        assert!(Receivers::One(A).includes(A) && !Receivers::One(A).includes(B));
+        assert!(set.includes(A) && !set.includes(B));
+        assert!(Receivers::All.includes(B));
+    }
+}

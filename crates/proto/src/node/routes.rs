@@ -134,8 +134,12 @@ mod tests {
         let mut routes = Routes::default();
         routes.add_flow(flow(1), via(0));
         routes.add_flow(flow(2), via(2));
+        let elsewhere = FlowKey { dst: Ipv4Addr::new(10, 0, 0, 8), ..flow(3) };
+        routes.add_flow(elsewhere, via(0));
         routes.add_destination(DST, via(1));
         assert_eq!([1, 2, 5].map(|p| iface(&routes, p)), [Some(0), Some(2), Some(1)]);
+        // Only flows to that destination are pinned.
+        assert_eq!(routes.pinned.len(), 2);
         assert!(Routes::default().lookup(&packet(1)).is_none());
     }
 }
