@@ -31,6 +31,11 @@ fn sender(credit: AckCredit, initial_cwnd: u32) -> TcpSender {
     s
 }
 
+/// `ms` milliseconds after the first ACK of every case, at 0.5 s.
+fn at(ms: u64) -> Instant {
+    Instant::from_secs_f64(0.5) + Duration::from_millis(ms)
+}
+
 /// An ACK of `n` bytes with SACK blocks `[start, end)`.
 fn ack(n: u64, blocks: &[(u64, u64)]) -> Segment {
     ncmesh_proto::testing::ack(n, u16::MAX, blocks)
@@ -41,8 +46,7 @@ fn after_a_timeout_the_resent_hole_counts_once_not_the_sacked_run_behind_it() {
     let run = |credit| {
         // Four segments out; 1 to 3 arrive and are SACKed, the head is lost.
         let mut s = sender(credit, 4);
-        let t = Instant::from_secs_f64(0.5);
-        s.handle_ack(t, &ack(0, &[(1000, 4000)]));
+        s.handle_ack(at(0), &ack(0, &[(1000, 4000)]));
         let rto = s.poll_timeout().unwrap();
         s.handle_timeout(rto);
         assert_eq!(drain(&mut s, rto).iter().map(|x| x.seq).collect::<Vec<_>>(), [0]);
@@ -62,12 +66,11 @@ fn after_a_timeout_the_resent_hole_counts_once_not_the_sacked_run_behind_it() {
 fn sacked_bytes_count_when_sacked_and_not_again_when_acknowledged() {
     let run = |credit| {
         let mut s = sender(credit, 4);
-        let t = |ms| Instant::from_secs_f64(0.5) + Duration::from_millis(ms);
         // Segment 0 and, out of order, 2 and 3 arrive; 1 is late.
-        s.handle_ack(t(0), &ack(1000, &[(2000, 4000)]));
+        s.handle_ack(at(0), &ack(1000, &[(2000, 4000)]));
         let first = s.cwnd();
-        drain(&mut s, t(0));
-        s.handle_ack(t(10), &ack(4000, &[]));
+        drain(&mut s, at(0));
+        s.handle_ack(at(10), &ack(4000, &[]));
         (first, s.cwnd())
     };
     // Slow start: 4 segments, then +3 delivered (0, 2, 3), then +1 (segment 1).
@@ -80,14 +83,13 @@ fn sacked_bytes_count_when_sacked_and_not_again_when_acknowledged() {
 fn an_ack_over_sacked_bytes_only_grows_nothing() {
     let run = |credit| {
         let mut s = sender(credit, 4);
-        let t = |ms| Instant::from_secs_f64(0.5) + Duration::from_millis(ms);
-        s.handle_ack(t(0), &ack(1000, &[(2000, 4000)]));
+        s.handle_ack(at(0), &ack(1000, &[(2000, 4000)]));
         let before = s.cwnd();
         // Segment 1 arrives late and is SACKed; snd.una stays.
-        s.handle_ack(t(5), &ack(1000, &[(1000, 4000)]));
+        s.handle_ack(at(5), &ack(1000, &[(1000, 4000)]));
         let after_sack = s.cwnd();
         // Then an ACK covers 1 to 3, every one of them SACKed before.
-        s.handle_ack(t(10), &ack(4000, &[]));
+        s.handle_ack(at(10), &ack(4000, &[]));
         (before, after_sack, s.cwnd())
     };
     // Delivered: segment 1 is credited on the ACK that SACKs it, which does
