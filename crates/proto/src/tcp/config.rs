@@ -261,8 +261,20 @@ pub struct TcpConfig {
     /// Skip slow start: start in congestion avoidance at `initial_cwnd`.
     pub slow_start: bool,
     /// Receive window, in segments. It is also the receiver's buffer for
-    /// out-of-order data: segments beyond it are discarded.
+    /// out-of-order data: segments beyond it are discarded. With
+    /// `rcv_autotune`, the most the window may grow to.
     pub rcv_window: u32,
+    /// Size the window as Linux's receive-buffer autotuning does
+    /// (`net.ipv4.tcp_moderate_rcvbuf`, see `autotune.rs`): from a buffer
+    /// of `rcv_buffer` bytes of memory, in which each received segment
+    /// takes `rcv_truesize`, grown with what the application reads.
+    pub rcv_autotune: bool,
+    /// The buffer a connection starts with, bytes (`net.ipv4.tcp_rmem[1]`).
+    pub rcv_buffer: u32,
+    /// Memory one received segment takes in the buffer, bytes: its
+    /// `truesize`, a 2 KB packet buffer and its `sk_buff` for a
+    /// 1500-byte MTU.
+    pub rcv_truesize: u32,
     /// Acknowledge every second full segment, or when the delayed-ACK timer fires.
     pub delayed_ack: bool,
     /// The delayed-ACK timer, seconds.
@@ -351,6 +363,9 @@ impl Default for TcpConfig {
             initial_ssthresh: 0,
             slow_start: true,
             rcv_window: 100,
+            rcv_autotune: false,
+            rcv_buffer: 131_072,
+            rcv_truesize: 2304,
             delayed_ack: false,
             delayed_ack_timeout: Duration::from_millis(40),
             sack: true,
@@ -397,11 +412,8 @@ impl TcpConfig {
     /// (`tcp_cong_avoid_ai`), each ACK crediting what it newly delivers
     /// (`tcp_newly_delivered`), SACK marks kept over a timeout
     /// (`tcp_timeout_mark_lost`), MSS 1448 (a 1500-byte MTU with timestamps),
-    /// and a fixed receive window of 4096 segments where Linux autotunes
-    /// it. Autotuning keeps the kernel's window out of the way on a clean
-    /// path, not under heavy loss, where out-of-order data holds the
-    /// buffer: there the kernel advertised 58 to 100 KB (docs/validation.md,
-    /// BBR on the chain at 10%).
+    /// and the receive window autotuned (`tcp_moderate_rcvbuf`) from a
+    /// 131072-byte buffer (`tcp_rmem[1]`) up to 4096 segments.
     pub fn profile(profile: Profile) -> TcpConfig {
         match profile {
             Profile::Ns2 => TcpConfig::default(),
@@ -452,6 +464,7 @@ impl TcpConfig {
                 mss: 1448,
                 initial_cwnd: 10,
                 rcv_window: 4096,
+                rcv_autotune: true,
                 delayed_ack: true,
                 delayed_ack_timeout: Duration::from_millis(200),
                 sack: true,
@@ -510,6 +523,21 @@ impl Validate for TcpConfig {
                 self.window_bytes()
             )
         })?;
+        if self.rcv_autotune {
+            check(self.rcv_truesize > self.mss, "rcv_truesize", || {
+                format!(
+                    "expected more than mss ({}) bytes: a segment takes its payload and the kernel's overhead, found {}",
+                    self.mss, self.rcv_truesize
+                )
+            })?;
+            check(self.rcv_buffer >= 2 * self.rcv_truesize, "rcv_buffer", || {
+                format!(
+                    "expected room for two segments, at least 2 * rcv_truesize ({}) bytes, found {}",
+                    2 * self.rcv_truesize as u64,
+                    self.rcv_buffer
+                )
+            })?;
+        }
         check(self.min_rto <= self.max_rto, "min_rto", || "expected min_rto <= max_rto".into())?;
         check(self.min_rto.as_nanos() > 0, "min_rto", || "expected a positive minimum RTO".into())?;
         check(self.syn_timeout.as_nanos() > 0, "syn_timeout", || "expected a positive SYN timeout".into())?;
@@ -548,5 +576,12 @@ mod tests {
         let bad = TcpConfig { cubic: CubicParams { beta: 1.5, ..CubicParams::default() }, ..TcpConfig::default() };
         assert_eq!(bad.validate().unwrap_err().path.to_string(), "cubic.beta");
         assert!(TcpConfig::default().validate().is_ok());
+        let autotuned = TcpConfig { rcv_autotune: true, rcv_truesize: 900, ..TcpConfig::default() };
+        assert_eq!(autotuned.validate().unwrap_err().path.to_string(), "rcv_truesize");
+        let autotuned = TcpConfig { rcv_autotune: true, rcv_buffer: 4000, ..TcpConfig::default() };
+        assert_eq!(autotuned.validate().unwrap_err().path.to_string(), "rcv_buffer");
+        // Read only when autotuning.
+        assert!(TcpConfig { rcv_truesize: 900, ..TcpConfig::default() }.validate().is_ok());
+        assert!(TcpConfig::profile(Profile::Linux).validate().is_ok());
     }
 }

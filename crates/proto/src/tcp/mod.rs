@@ -11,6 +11,7 @@
 //! have a real wire format (`wire.rs`). See `docs/protocols/tcp.md`.
 
 mod abort;
+mod autotune;
 pub mod bbr;
 mod config;
 mod congestion;
@@ -36,6 +37,7 @@ mod sender;
 mod vegas;
 pub mod wire;
 
+pub use autotune::{Autotune, Held};
 pub use bbr::{Bbr, MaxFilter, Mode as BbrMode};
 pub use config::{
     AckCredit, AckPolicy, Control, Counting, CubicParams, LossBasis, Profile, Recovery, RtoEstimator, SlowStartExit,

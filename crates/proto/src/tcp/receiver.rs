@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 
+use super::autotune::{Autotune, Held as Buffered};
 use super::config::{AckPolicy, TcpConfig};
 use super::handshake::{self, SynTimer};
 use super::quickack::QuickAck;
@@ -54,7 +55,9 @@ pub struct TcpReceiver {
     /// The peer's SYN offered window scaling, so our SYN-ACK answers it.
     peer_scales: bool,
     window_scale: u8,
+    /// The window advertised without autotuning.
     window: u64,
+    autotune: Option<Autotune>,
     delayed_ack: bool,
     delayed_ack_timeout: Duration,
     timestamps: bool,
@@ -62,6 +65,10 @@ pub struct TcpReceiver {
     rcv_nxt: u64,
     /// Out-of-order data, sorted and disjoint.
     held: VecDeque<Held>,
+    held_bytes: u64,
+    /// Bytes delivered by the segment being handled: an ACK sent for it
+    /// goes out before the application reads them.
+    unread: u64,
     /// Blocks reported most recently first (RFC 2018 section 4).
     sack_history: [SackBlock; MAX_SACK_BLOCKS],
     sack_history_len: usize,
@@ -112,12 +119,24 @@ impl TcpReceiver {
             peer_scales: false,
             window_scale: config.window_scale(),
             window: config.window_bytes().min((u16::MAX as u64) << config.window_scale()),
+            autotune: config.rcv_autotune.then(|| {
+                let truesize = config.rcv_truesize as u64;
+                Autotune::new(
+                    config.rcv_buffer as u64,
+                    config.rcv_window as u64 * truesize,
+                    truesize,
+                    config.mss as u64,
+                    config.window_scale(),
+                )
+            }),
             delayed_ack: config.delayed_ack,
             delayed_ack_timeout: config.delayed_ack_timeout,
             timestamps: config.timestamps,
             sack: config.sack,
             rcv_nxt: 0,
             held: VecDeque::new(),
+            held_bytes: 0,
+            unread: 0,
             sack_history: [SackBlock::default(); MAX_SACK_BLOCKS],
             sack_history_len: 0,
             unacked_segments: 0,
@@ -140,6 +159,9 @@ impl TcpReceiver {
                 self.phase = Listening::Established;
                 self.handshake_rtt = self.syn_ack.sample(now);
                 self.syn_ack.deadline = None;
+                if let Some(a) = self.autotune.as_mut() {
+                    a.on_established(now, self.rcv_nxt);
+                }
             }
             _ => {}
         }
@@ -167,7 +189,8 @@ impl TcpReceiver {
                 return;
             }
         }
-        if end > self.rcv_nxt + self.window {
+        let right_edge = self.autotune.as_ref().map_or(self.rcv_nxt + self.window, Autotune::right_edge);
+        if end > right_edge {
             // RFC 9293 section 3.10.7.4: unacceptable, answered with an ACK.
             self.stats.discarded_segments += 1;
             self.ack_now(now);
@@ -197,8 +220,14 @@ impl TcpReceiver {
         if start <= self.rcv_nxt {
             let had_holes = !self.held.is_empty();
             let skip = (self.rcv_nxt - start) as usize;
+            let before = self.rcv_nxt;
             self.deliver(seg.data.slice(skip, seg.data.len()));
             self.pull_held();
+            self.unread = self.rcv_nxt - before;
+            let buffered = self.buffered();
+            if let Some(a) = self.autotune.as_mut() {
+                a.on_data(now, seg.len() as u64, seg.timestamp.map(|t| t.echo), true, self.rcv_nxt, buffered);
+            }
             let quick = self.quick.is_some_and(|q| q.in_quick_mode());
             let fin = self.take_fin();
             if had_holes || !self.delayed_ack || quick || fin {
@@ -216,12 +245,22 @@ impl TcpReceiver {
                     self.delack_deadline = Some(now + delay);
                 }
             }
+            // The application reads what was delivered.
+            self.unread = 0;
+            let buffered = self.buffered();
+            if let Some(a) = self.autotune.as_mut() {
+                a.on_read(now, self.rcv_nxt, buffered);
+            }
         } else {
             let fresh = self.hold(start, end, &seg.data);
             if fresh {
                 self.report_block(start);
             } else {
                 self.stats.duplicate_segments += 1;
+            }
+            let buffered = self.buffered();
+            if let Some(a) = self.autotune.as_mut() {
+                a.on_data(now, seg.len() as u64, seg.timestamp.map(|t| t.echo), false, self.rcv_nxt, buffered);
             }
             // Out of order: ACK at once, so the sender counts a duplicate.
             self.ack_now(now);
@@ -275,6 +314,9 @@ impl TcpReceiver {
             self.window_scale = settled.window_scale;
             self.peer_scales = syn.syn_options.window_scale.is_some();
             self.window = self.window.min((u16::MAX as u64) << settled.window_scale);
+            if let Some(a) = self.autotune.as_mut() {
+                a.set_window_scale(settled.window_scale);
+            }
             self.ts_recent = syn.timestamp.map(|t| t.value);
             self.phase = Listening::SynReceived;
         }
@@ -290,7 +332,7 @@ impl TcpReceiver {
         s.ack = self.rcv_base;
         s.flags = Flags::SYN | Flags::ACK;
         // RFC 7323 2.2: the window of a SYN is never scaled.
-        s.window = self.window.min(u16::MAX as u64) as u16;
+        s.window = self.autotune.as_ref().map_or(self.window, Autotune::initial_window).min(u16::MAX as u64) as u16;
         let offer = handshake::offer(&self.config);
         s.syn_options.mss = offer.mss;
         s.syn_options.sack_permitted = self.sack;
@@ -329,7 +371,17 @@ impl TcpReceiver {
 
     /// Bytes held out of order.
     pub fn held_bytes(&self) -> u64 {
-        self.held.iter().map(|h| h.end - h.start).sum()
+        self.held_bytes
+    }
+
+    /// What takes memory in the receive buffer.
+    fn buffered(&self) -> Buffered {
+        Buffered { bytes: self.held_bytes + self.unread, end: self.held.back().map_or(self.rcv_nxt, |h| h.end) }
+    }
+
+    /// The receive buffer, when it is autotuned.
+    pub fn autotune(&self) -> Option<&Autotune> {
+        self.autotune.as_ref()
     }
 
     pub fn stats(&self) -> &ReceiverStats {
@@ -352,6 +404,7 @@ impl TcpReceiver {
                 break;
             }
             let h = self.held.pop_front().expect("just seen");
+            self.held_bytes -= h.end - h.start;
             if h.end > self.rcv_nxt {
                 let skip = (self.rcv_nxt - h.start) as usize;
                 self.deliver(h.data.slice(skip, h.data.len()));
@@ -382,6 +435,7 @@ impl TcpReceiver {
                         data.slice((cur - start) as usize, (piece_end - start) as usize)
                     };
                     self.held.insert(i, Held { start: cur, end: piece_end, data: piece });
+                    self.held_bytes += piece_end - cur;
                     fresh = true;
                     cur = piece_end;
                     i += 1;
@@ -454,7 +508,12 @@ impl TcpReceiver {
         if let Some(q) = self.quick.as_mut() {
             q.on_ack_sent();
         }
-        ack.window = (self.window >> self.window_scale) as u16;
+        let buffered = self.buffered();
+        let window = match self.autotune.as_mut() {
+            Some(a) => a.select_window(self.rcv_nxt, buffered),
+            None => self.window,
+        };
+        ack.window = (window >> self.window_scale) as u16;
         if self.timestamps {
             ack.timestamp = Some(Timestamps { value: micros(now), echo: self.ts_recent.unwrap_or(0) });
         }
@@ -535,6 +594,41 @@ mod tests {
         // Beyond rcv_nxt + window (400 + 1000): discarded.
         r.handle_segment(now, &seg(14));
         assert_eq!(r.stats().discarded_segments, 1);
+    }
+
+    #[test]
+    fn an_autotuned_window_shrinks_by_what_is_held_but_never_pulls_its_edge_back() {
+        let config = TcpConfig { rcv_autotune: true, rcv_window: 1000, mss: 1000, ..TcpConfig::default() };
+        let scale = config.window_scale();
+        let mut r = TcpReceiver::new(&config, conn(0));
+        let full = |i: u64| {
+            let mut s = Segment::new(1, 2);
+            s.seq = (i * 1000) as u32;
+            s.data = Data::Virtual { len: 1000, offset: i * 1000 };
+            s
+        };
+        let edges = |r: &mut TcpReceiver| -> Vec<u64> {
+            drain(r).iter().map(|a| a.ack as u64 + ((a.window as u64) << scale)).collect()
+        };
+        // The first window, half of 131072 bytes in whole segments, holds
+        // its edge after the first segment sets the ratio (1000 * 256 / 2304
+        // = 111) and the clamp with it (131072 * 111 / 256 = 56832).
+        r.handle_segment(Instant::ZERO, &full(0));
+        assert_eq!(edges(&mut r), vec![65_000]);
+        // Past that edge, the window is the clamp less the segment the ACK
+        // answers, which the application has not read when the ACK leaves:
+        // (131072 - 2304) * 111 / 256 = 55833, in units of 16 bytes.
+        for i in 1..70 {
+            r.handle_segment(Instant::ZERO, &full(i));
+        }
+        assert_eq!(edges(&mut r).last(), Some(&(70_000 + 55_840)));
+        // Ten segments held above a hole take 23040 bytes of buffer: the
+        // free window, (131072 - 23040) * 111 / 256 = 46842, is less than
+        // what is left of the window offered, and the edge stays.
+        for i in 71..81 {
+            r.handle_segment(Instant::ZERO, &full(i));
+        }
+        assert_eq!(edges(&mut r), vec![70_000 + 55_840; 10]);
     }
 
     #[test]
