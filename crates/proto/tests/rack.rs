@@ -37,9 +37,13 @@ fn the_reordering_window_is_zero_until_reordering_is_seen() {
     assert_eq!(rack.reordering_window(false, true, Some(ms(100))), Duration::ZERO);
     // Otherwise a quarter of the least RTT.
     assert_eq!(rack.reordering_window(false, false, Some(ms(100))), ms(25));
-    // A segment below one already delivered arrives: reordering seen, and the
+    // A retransmission that fills a hole below lies below what was
+    // delivered, as every repair does: not reordering.
+    rack.on_delivered(Delivered { sent: t(110), end: 1000, retransmitted: true, tx: TxRate::default() }, t(210));
+    assert_eq!(rack.reordering_window(true, false, Some(ms(100))), Duration::ZERO);
+    // An original segment below one already delivered arrives: reordering seen, and the
     // window stays min_rtt / 4, at most SRTT, even in recovery.
-    rack.on_delivered(Delivered { sent: t(1), end: 1000, retransmitted: false, tx: TxRate::default() }, t(120));
+    rack.on_delivered(Delivered { sent: t(1), end: 500, retransmitted: false, tx: TxRate::default() }, t(220));
     assert_eq!(rack.reordering_window(true, true, Some(ms(100))), ms(25));
     assert_eq!(rack.reordering_window(true, true, Some(ms(10))), ms(10));
 }

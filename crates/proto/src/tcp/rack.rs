@@ -35,7 +35,11 @@ impl Rack {
             return;
         }
         self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
-        if d.end < self.fack {
+        // Step 2: only an original transmission below the forward-most
+        // delivery shows reordering; a retransmission filling a hole always
+        // lies below it (Linux: `tcp_check_sack_reordering` on segments
+        // never retransmitted).
+        if d.end < self.fack && !d.retransmitted {
             self.reordering_seen = true;
         }
         self.fack = self.fack.max(d.end);
