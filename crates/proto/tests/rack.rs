@@ -109,3 +109,38 @@ fn a_lost_tail_is_probed_after_two_srtts() {
     assert!(p.run_to_finish(Instant::from_secs_f64(30.0)));
     assert_eq!(p.sender.stats().timeouts, 1);
 }
+
+#[test]
+fn a_head_resent_after_a_timeout_restarts_the_timer() {
+    use ncmesh_proto::tcp::{Profile, TcpSender};
+    use ncmesh_proto::testing::{ack, drain, CONN};
+    // Linux restarts the RTO whenever it resends the head of its queue,
+    // after a timeout as in recovery (`tcp_xmit_retransmit_queue`).
+    let config = TcpConfig {
+        variant: Variant::Reno,
+        handshake: false,
+        timestamps: false,
+        initial_cwnd: 4,
+        mss: MSS as u32,
+        ..TcpConfig::profile(Profile::Linux)
+    };
+    let mut s = TcpSender::new(&config, CONN);
+    s.push(u64::MAX);
+    assert_eq!(drain(&mut s, Instant::ZERO).len(), 4);
+    // The whole flight is lost: the timeout resends the head alone.
+    let timeout = s.poll_timeout().unwrap();
+    s.handle_timeout(timeout);
+    assert_eq!(drain(&mut s, timeout).iter().map(|x| x.seq).collect::<Vec<_>>(), [0]);
+    let ms = |n| timeout + Duration::from_millis(n);
+    // It arrives; the next two go out, and only the second of them arrives.
+    s.handle_ack(ms(100), &ack(1000, u16::MAX, &[]));
+    assert_eq!(drain(&mut s, ms(100)).iter().map(|x| x.seq).collect::<Vec<_>>(), [1000, 2000]);
+    s.handle_ack(ms(200), &ack(1000, u16::MAX, &[(2000, 3000)]));
+    // RACK finds the new head lost once its reordering window has passed,
+    // and resends it.
+    let found = s.poll_timeout().unwrap();
+    assert!(found < ms(300), "the reordering timer, not the RTO: {found}");
+    s.handle_timeout(found);
+    assert_eq!(drain(&mut s, found).first().map(|x| x.seq), Some(1000));
+    assert_eq!(s.poll_timeout(), Some(found + s.rto()));
+}

@@ -767,10 +767,11 @@ impl TcpSender {
         self.stats.bytes_sent += s.len as u64;
         self.stats.retransmits += 1;
         self.stats.bytes_retransmitted += s.len as u64;
-        if i == 0 && self.rack_enabled() && self.in_recovery() {
+        if i == 0 && self.rack_enabled() {
             // Linux (`tcp_xmit_retransmit_queue`) restarts the RTO when it
-            // resends the head in recovery, leaving RACK an RTO to find a
-            // lost retransmission before the timer does.
+            // resends the head, in recovery and after a timeout alike,
+            // leaving RACK an RTO to find a lost retransmission before the
+            // timer does.
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         self.arm_timer(now);
