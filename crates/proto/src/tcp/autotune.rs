@@ -29,9 +29,10 @@
 //!   buffer, at most `rcv_ssthresh`, rounded up to the window scale's unit,
 //!   and the right edge never moves left.
 //!
-//! The application is assumed to read at once (as iperf3 does), so only
-//! out-of-order data holds memory. Linux's memory-pressure paths are not
-//! modelled.
+//! The application is assumed to read at once (as iperf3 does): only data
+//! held out of order keeps memory, and what a segment delivers in order
+//! until its ACK has left, which it does before the application is woken.
+//! Linux's memory-pressure paths are not modelled.
 
 use crate::time::{Duration, Instant};
 
@@ -261,7 +262,7 @@ impl Autotune {
     fn grow_buffer(&mut self, copied: u64, rcv_nxt: u64, held: Held) {
         let previous = std::mem::replace(&mut self.space, copied).max(1);
         let mut window = copied * 2;
-        window += 2 * (window * copied.saturating_sub(previous) / previous);
+        window += 2 * (window as u128 * copied.saturating_sub(previous) as u128 / previous as u128) as u64;
         window += held.end.saturating_sub(rcv_nxt);
         let rcvbuf = self.space_from_win(window).min(self.rcvbuf_max);
         if rcvbuf > self.rcvbuf {

@@ -530,7 +530,7 @@ impl Validate for TcpConfig {
                     self.mss, self.rcv_truesize
                 )
             })?;
-            check(self.rcv_buffer >= 2 * self.rcv_truesize, "rcv_buffer", || {
+            check(self.rcv_buffer as u64 >= 2 * self.rcv_truesize as u64, "rcv_buffer", || {
                 format!(
                     "expected room for two segments, at least 2 * rcv_truesize ({}) bytes, found {}",
                     2 * self.rcv_truesize as u64,
@@ -583,5 +583,7 @@ mod tests {
         // Read only when autotuning.
         assert!(TcpConfig { rcv_truesize: 900, ..TcpConfig::default() }.validate().is_ok());
         assert!(TcpConfig::profile(Profile::Linux).validate().is_ok());
+        let huge = TcpConfig { rcv_autotune: true, rcv_truesize: u32::MAX, ..TcpConfig::default() };
+        assert_eq!(huge.validate().unwrap_err().path.to_string(), "rcv_buffer");
     }
 }
