@@ -224,10 +224,8 @@ impl TcpReceiver {
             self.deliver(seg.data.slice(skip, seg.data.len()));
             self.pull_held();
             self.unread = self.rcv_nxt - before;
-            let buffered = self.buffered();
-            if let Some(a) = self.autotune.as_mut() {
-                a.on_data(now, seg.len() as u64, seg.timestamp.map(|t| t.echo), true, self.rcv_nxt, buffered);
-            }
+            let (len, echo) = (seg.len() as u64, seg.timestamp.map(|t| t.echo));
+            self.tune(|a, rcv_nxt, buffered| a.on_data(now, len, echo, true, rcv_nxt, buffered));
             let quick = self.quick.is_some_and(|q| q.in_quick_mode());
             let fin = self.take_fin();
             if had_holes || !self.delayed_ack || quick || fin {
@@ -247,10 +245,7 @@ impl TcpReceiver {
             }
             // The application reads what was delivered.
             self.unread = 0;
-            let buffered = self.buffered();
-            if let Some(a) = self.autotune.as_mut() {
-                a.on_read(now, self.rcv_nxt, buffered);
-            }
+            self.tune(|a, rcv_nxt, buffered| a.on_read(now, rcv_nxt, buffered));
         } else {
             let fresh = self.hold(start, end, &seg.data);
             if fresh {
@@ -258,10 +253,8 @@ impl TcpReceiver {
             } else {
                 self.stats.duplicate_segments += 1;
             }
-            let buffered = self.buffered();
-            if let Some(a) = self.autotune.as_mut() {
-                a.on_data(now, seg.len() as u64, seg.timestamp.map(|t| t.echo), false, self.rcv_nxt, buffered);
-            }
+            let (len, echo) = (seg.len() as u64, seg.timestamp.map(|t| t.echo));
+            self.tune(|a, rcv_nxt, buffered| a.on_data(now, len, echo, false, rcv_nxt, buffered));
             // Out of order: ACK at once, so the sender counts a duplicate.
             self.ack_now(now);
         }
@@ -374,9 +367,13 @@ impl TcpReceiver {
         self.held_bytes
     }
 
-    /// What takes memory in the receive buffer.
-    fn buffered(&self) -> Buffered {
-        Buffered { bytes: self.held_bytes + self.unread, end: self.held.back().map_or(self.rcv_nxt, |h| h.end) }
+    /// Hands the autotuned buffer, if any, to `f` with `rcv_nxt` and what
+    /// takes memory in it.
+    fn tune(&mut self, f: impl FnOnce(&mut Autotune, u64, Buffered)) {
+        if let Some(a) = self.autotune.as_mut() {
+            let end = self.held.back().map_or(self.rcv_nxt, |h| h.end);
+            f(a, self.rcv_nxt, Buffered { bytes: self.held_bytes + self.unread, end });
+        }
     }
 
     /// The receive buffer, when it is autotuned.
@@ -508,11 +505,8 @@ impl TcpReceiver {
         if let Some(q) = self.quick.as_mut() {
             q.on_ack_sent();
         }
-        let buffered = self.buffered();
-        let window = match self.autotune.as_mut() {
-            Some(a) => a.select_window(self.rcv_nxt, buffered),
-            None => self.window,
-        };
+        let mut window = self.window;
+        self.tune(|a, rcv_nxt, buffered| window = a.select_window(rcv_nxt, buffered));
         ack.window = (window >> self.window_scale) as u16;
         if self.timestamps {
             ack.timestamp = Some(Timestamps { value: micros(now), echo: self.ts_recent.unwrap_or(0) });
