@@ -188,6 +188,24 @@ fn startup_ends_after_three_rounds_without_25_percent_growth() {
     assert_ne!(p.bbr.mode(), BbrMode::Startup);
 }
 
+#[test]
+fn an_undone_timeout_in_startup_starts_the_three_rounds_again() {
+    let mut p = Path::new();
+    p.round(10, BW, RTT);
+    p.round(10, BW, RTT);
+    p.round(10, BW, RTT);
+    assert!(!p.bbr.full_bandwidth_reached(), "two rounds without growth");
+    // `bbr_undo_cwnd`: the window stays, the search for full bandwidth restarts.
+    p.w.cwnd = 17 * MSS;
+    assert_eq!(p.bbr.undo_cwnd(&p.w, 40 * MSS), 17 * MSS);
+    p.round(10, BW, RTT);
+    p.round(10, BW, RTT);
+    p.round(10, BW, RTT);
+    assert!(!p.bbr.full_bandwidth_reached(), "the first round after the undo sets the plateau again");
+    p.round(10, BW, RTT);
+    assert!(p.bbr.full_bandwidth_reached());
+}
+
 /// Runs Startup to its end on a path of `BW` and `RTT`, with `in_flight` high.
 fn past_startup(p: &mut Path) {
     let mut bw = BW / 16;

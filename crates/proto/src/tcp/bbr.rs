@@ -188,6 +188,8 @@ pub struct Bbr {
     delivered_time: Instant,
     /// Chooses the phase a ProbeBW cycle starts in.
     rng: u64,
+    /// An undo restarts long-term sampling from the next sample's counts.
+    lt_reset_due: bool,
 }
 
 impl Bbr {
@@ -228,6 +230,7 @@ impl Bbr {
             now: Instant::ZERO,
             delivered_time: Instant::ZERO,
             rng: seed ^ 0x9e37_79b9_7f4a_7c15,
+            lt_reset_due: false,
         };
         // No RTT yet: the kernel assumes 1 ms.
         bbr.init_pacing_rate(Duration::from_millis(1));
@@ -701,10 +704,23 @@ impl CongestionControl for Bbr {
         true
     }
 
+    /// `bbr_undo_cwnd`: the slowdown was spurious, so Startup looks for
+    /// full bandwidth afresh and long-term sampling starts over; the window
+    /// stays, and leaving the loss state restores the one saved.
+    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u64) -> u64 {
+        self.full_bw = 0;
+        self.full_bw_count = 0;
+        self.lt_reset_due = true;
+        w.cwnd
+    }
+
     fn on_rate_sample(&mut self, w: &mut Window, rs: &RateSample, timeout: bool) -> bool {
         self.now = rs.now;
         self.delivered_time = rs.delivered_time;
         self.mss = rs.mss.max(1);
+        if std::mem::take(&mut self.lt_reset_due) {
+            self.reset_lt(rs);
+        }
         if timeout {
             // `bbr_set_state(TCP_CA_Loss)`: a timeout ends a round and
             // restarts the search for full bandwidth.

@@ -316,6 +316,12 @@ pub struct TcpConfig {
     /// `tcp_timeout_mark_lost` do; otherwise a timeout forgets the SACKs
     /// (RFC 2018 section 8) and goes back N.
     pub keep_sack_after_rto: bool,
+    /// F-RTO (RFC 5682, its SACK variant as Linux's `tcp_frto` = 2 runs
+    /// it): after a timeout, new data goes out once the first resend is
+    /// acknowledged, and if data sent before the timeout and never resent
+    /// is then acknowledged or SACKed the timeout was spurious and is
+    /// undone. Needs SACK.
+    pub frto: bool,
     /// Resend a segment marked lost only while a SACKed one lies above it
     /// (RFC 6675 NextSeg rule 1.b), new data going in place of the rest, as
     /// ns-3's `TcpTxBuffer::NextSeg` does; otherwise every segment marked
@@ -377,6 +383,7 @@ impl Default for TcpConfig {
             reset_backoff_on_new_ack: false,
             rto_exit_beyond_point: false,
             keep_sack_after_rto: false,
+            frto: false,
             resend_below_highest_sack: false,
             rto_clears_rtt_history: false,
             prr_dupack_credit: false,
@@ -458,6 +465,7 @@ impl TcpConfig {
                 ca_counting: Counting::Bytes,
                 ack_credit: AckCredit::Delivered,
                 keep_sack_after_rto: true,
+                frto: true,
                 loss_basis: LossBasis::Cwnd,
                 rto_estimator: RtoEstimator::Linux,
                 ack_policy: AckPolicy::Linux,

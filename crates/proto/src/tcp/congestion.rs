@@ -73,6 +73,12 @@ pub trait CongestionControl: Debug + Send {
 
     fn on_timeout(&mut self, _w: &mut Window, _now: Instant) {}
 
+    /// A timeout proved spurious: the window to go back to, given the one
+    /// before it (Linux's `undo_cwnd`; `tcp_reno_undo_cwnd` for most).
+    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u64) -> u64 {
+        w.cwnd.max(prior_cwnd)
+    }
+
     /// Whether the algorithm sets the window itself from delivery-rate
     /// samples (Linux's `cong_control`, which BBR fills in). If so, the
     /// sender estimates the delivery rate, calls `on_rate_sample` after

@@ -30,11 +30,12 @@ impl Rack {
         let rtt = now - d.sent;
         // Step 1: a retransmitted segment delivered sooner than any path
         // could carry it was delivered by its original: the sample is not
-        // this transmission's.
-        if d.retransmitted && self.min_rtt.is_some_and(|m| rtt < m) {
+        // this transmission's. With no RTT known yet it may be either's
+        // (Linux's `tcp_min_rtt` is then `~0U`).
+        if d.retransmitted && self.min_rtt.is_none_or(|m| rtt < m) {
             return;
         }
-        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+        self.note_rtt(rtt);
         // Step 2: only an original transmission below the forward-most
         // delivery shows reordering; a retransmission filling a hole always
         // lies below it (Linux: `tcp_check_sack_reordering` on segments
@@ -47,6 +48,11 @@ impl Rack {
             self.latest = Some(d);
             self.rtt = rtt;
         }
+    }
+
+    /// An RTT measured from an original transmission's send time.
+    pub fn note_rtt(&mut self, rtt: Duration) {
+        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
     }
 
     /// RFC 8985 6.2 step 4: zero until reordering has been seen (during

@@ -37,10 +37,14 @@ impl TcpSender {
     /// RFC 8985 7.2: arms the probe timeout while data is outstanding, no
     /// recovery is under way and no probe is in flight: 2 SRTT, plus the
     /// worst delayed ACK when one segment is out, never after the RTO.
+    /// Not with data SACKed (7.2), nor, as Linux, with data marked lost or
+    /// resent or after a timeout: RACK or the RTO deals with those.
     pub(crate) fn arm_probe(&mut self, now: Instant) {
         self.rack.probe_deadline = None;
         if !self.rack_enabled()
             || self.state != State::Open
+            || self.in_timeout_recovery()
+            || !self.board.is_undisturbed()
             || self.rack.probe.is_some()
             || self.snd_max == self.snd_una
         {
@@ -100,5 +104,62 @@ impl TcpSender {
         self.rack.probe = None;
         self.rack.probe_deadline = None;
         self.rack.reordering_deadline = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tcp::{Recovery, TcpConfig, TcpSender, Variant};
+    use crate::testing::{ack, drain, CONN};
+    use crate::time::{Duration, Instant};
+
+    const WINDOW: u16 = 60_000;
+
+    fn sender() -> TcpSender {
+        let config = TcpConfig {
+            variant: Variant::Sack,
+            recovery: Some(Recovery::Prr),
+            rack: true,
+            mss: 1000,
+            initial_cwnd: 10,
+            rcv_window: 60,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(&config, CONN);
+        s.push(40_000);
+        assert_eq!(drain(&mut s, Instant::ZERO).len(), 10);
+        s
+    }
+
+    #[test]
+    fn no_probe_while_data_is_sacked() {
+        let mut s = sender();
+        let t = Instant::ZERO + Duration::from_millis(100);
+        s.handle_ack(t, &ack(1000, WINDOW, &[]));
+        assert!(s.rack.probe_deadline.is_some(), "nothing disturbed: a probe is armed");
+        s.handle_ack(t + Duration::from_millis(1), &ack(1000, WINDOW, &[(2000, 3000)]));
+        assert!(s.rack.probe_deadline.is_none(), "data SACKed: RACK watches the hole (RFC 8985 7.2)");
+        // The hole is filled and everything below the SACK acknowledged: armed again.
+        s.handle_ack(t + Duration::from_millis(2), &ack(3000, WINDOW, &[]));
+        assert!(s.rack.probe_deadline.is_some());
+    }
+
+    #[test]
+    fn no_probe_in_timeout_recovery() {
+        let mut s = sender();
+        s.handle_ack(Instant::ZERO + Duration::from_millis(100), &ack(1000, WINDOW, &[]));
+        // The probe and then the RTO fire, nothing arriving.
+        let rto = loop {
+            let t = s.poll_timeout().unwrap();
+            s.handle_timeout(t);
+            drain(&mut s, t);
+            if s.stats().timeouts > 0 {
+                break t;
+            }
+        };
+        // The resent head arrives; what was sent before the timeout is still outstanding.
+        s.handle_ack(rto + Duration::from_millis(100), &ack(2000, WINDOW, &[]));
+        assert!(s.in_timeout_recovery());
+        assert!(s.rack.probe_deadline.is_none(), "Linux probes only in the open state");
     }
 }

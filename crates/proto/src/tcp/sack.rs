@@ -112,6 +112,18 @@ pub struct Acked {
     pub newest_sent: Option<Instant>,
     /// The most recently sent segment delivered (for RACK).
     pub latest: Option<Delivered>,
+    /// The lowest end of a never-resent segment it delivered (for F-RTO).
+    pub original_end: Option<u64>,
+}
+
+/// What SACK blocks newly marked.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sacked {
+    pub bytes: u64,
+    /// The most recently sent segment newly SACKed (for RACK).
+    pub latest: Option<Delivered>,
+    /// The lowest end of a never-resent segment newly SACKed (for F-RTO).
+    pub original_end: Option<u64>,
 }
 
 /// A segment newly delivered (acknowledged or SACKed): what RACK keeps of
@@ -182,6 +194,15 @@ impl Scoreboard {
         self.counts.lost
     }
 
+    /// Nothing SACKed, marked lost or resent since the last cumulative ACK:
+    /// Linux's `TCP_CA_Open` as against `TCP_CA_Disorder` (`tcp_try_keep_open`).
+    pub fn is_undisturbed(&self) -> bool {
+        self.counts.sacked == 0
+            && self.counts.lost == 0
+            && self.counts.retrans == 0
+            && self.segs.front().is_none_or(|s| !s.was_ever_retransmitted())
+    }
+
     /// Bytes between the first unacknowledged and one past the last sent.
     pub fn outstanding(&self) -> u64 {
         match (self.segs.front(), self.segs.back()) {
@@ -234,6 +255,9 @@ impl Scoreboard {
                 if !s.is_sacked() {
                     out.unsacked_bytes += s.len as u64;
                     out.latest = Delivered::latest(out.latest, s.delivered());
+                    if !s.was_ever_retransmitted() {
+                        out.original_end = out.original_end.or(Some(s.end()));
+                    }
                 }
                 self.segs.pop_front();
             } else {
@@ -258,13 +282,11 @@ impl Scoreboard {
         out
     }
 
-    /// Marks the segments wholly inside the blocks SACKed; returns the
-    /// bytes newly SACKed and the most recently sent of those segments.
-    /// Segments only partly covered stay unSACKed.
-    pub fn apply_sack(&mut self, blocks: &[SackBlock]) -> (u64, Option<Delivered>) {
-        let Some(una) = self.segs.front().map(|s| s.seq) else { return (0, None) };
-        let mut newly = 0;
-        let mut latest = None;
+    /// Marks the segments wholly inside the blocks SACKed. Segments only
+    /// partly covered stay unSACKed.
+    pub fn apply_sack(&mut self, blocks: &[SackBlock]) -> Sacked {
+        let mut out = Sacked::default();
+        let Some(una) = self.segs.front().map(|s| s.seq) else { return out };
         for b in blocks {
             if b.end <= una || b.end <= b.start {
                 continue;
@@ -276,14 +298,17 @@ impl Scoreboard {
                     self.set_flags(i, s.flags | SACKED);
                     // Its sample is taken now, not again at the cumulative ACK.
                     self.segs[i].tx.unsampled = false;
-                    newly += s.len as u64;
+                    out.bytes += s.len as u64;
                     self.high_sacked = self.high_sacked.max(s.end());
-                    latest = Delivered::latest(latest, s.delivered());
+                    out.latest = Delivered::latest(out.latest, s.delivered());
+                    if !s.was_ever_retransmitted() {
+                        out.original_end = Some(out.original_end.map_or(s.end(), |e| e.min(s.end())));
+                    }
                 }
                 i += 1;
             }
         }
-        (newly, latest)
+        out
     }
 
     /// RACK's loss marking (RFC 8985 6.2 step 5): every segment neither
@@ -378,6 +403,18 @@ impl Scoreboard {
         self.new_episode(una);
     }
 
+    /// Takes back every lost mark, as after a timeout found spurious
+    /// (Linux's `tcp_undo_cwnd_reduction` with `unmark_loss`): what was
+    /// resent stays in flight, the rest is in flight again.
+    pub fn unmark_lost(&mut self) {
+        for i in 0..self.segs.len() {
+            let f = self.segs[i].flags;
+            self.set_flags(i, f & !LOST);
+        }
+        let una = self.segs.front().map_or(0, |s| s.seq);
+        self.pending_from = una;
+    }
+
     /// Forget the previous episode's retransmission marks' position.
     pub fn new_episode(&mut self, una: u64) {
         self.high_rxt = una;
@@ -463,7 +500,7 @@ mod tests {
         let mut b = board(10);
         assert_eq!(b.in_flight(), 10_000);
         // Segment 0 lost; 1..=3 SACKed: 0 is lost by the segment count.
-        assert_eq!(b.apply_sack(&[blk(1000, 4000)]).0, 3000);
+        assert_eq!(b.apply_sack(&[blk(1000, 4000)]).bytes, 3000);
         b.mark_lost_by_sack(3, 1000);
         assert!(b.front_is_lost());
         assert_eq!(b.in_flight(), 10_000 - 3000 - 1000);

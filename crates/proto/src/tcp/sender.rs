@@ -31,6 +31,8 @@ pub struct SenderStats {
     pub partial_acks: u64,
     /// Retransmission timer expiries.
     pub timeouts: u64,
+    /// Timeouts F-RTO found spurious and undid (Linux's `TCPSpuriousRTOs`).
+    pub spurious_timeouts: u64,
     pub rtt_samples: u64,
     pub acks_received: u64,
     pub dupacks: u64,
@@ -121,6 +123,14 @@ pub struct TcpSender {
     /// After a timeout, until the ACK passes what was sent before it:
     /// Linux's `TCP_CA_Loss`, which a window-setting control is told of.
     loss_until: Option<u64>,
+    /// F-RTO (RFC 5682 with SACK, as Linux's `tcp_process_loss`) watches
+    /// this timeout recovery for a sign that the timeout was spurious.
+    frto: bool,
+    /// F-RTO's step 2b on this ACK: new data goes before retransmissions.
+    frto_sends_new: bool,
+    /// The window and threshold before the timeout, to return to if F-RTO
+    /// finds it spurious (Linux's `prior_cwnd` and `prior_ssthresh`).
+    undo: Option<(u64, u64)>,
     pub(crate) rtt: RttEstimator,
     pub(crate) board: Scoreboard,
     pub(crate) snd_una: u64,
@@ -194,6 +204,9 @@ impl TcpSender {
             rate,
             pacer,
             loss_until: None,
+            frto: false,
+            frto_sends_new: false,
+            undo: None,
             rtt: {
                 let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto);
                 if config.rto_estimator == RtoEstimator::Linux {
@@ -299,9 +312,12 @@ impl TcpSender {
         let prior_lost = self.board.lost_bytes();
         let prior_lost_total = self.board.lost_total();
         let prior_una = self.snd_una;
+        let prior_loss_until = self.loss_until;
         let outstanding = self.snd_max - self.snd_una;
+        self.frto_sends_new = false;
 
         let mut newly_sacked = 0;
+        let (mut sacked_original, mut acked_original) = (None, None);
         if self.uses_sack() && ack.sack_len > 0 {
             let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
             let mut n = 0;
@@ -312,8 +328,9 @@ impl TcpSender {
                     n += 1;
                 }
             }
-            let latest;
-            (newly_sacked, latest) = self.board.apply_sack(&blocks[..n]);
+            let sacked = self.board.apply_sack(&blocks[..n]);
+            (newly_sacked, sacked_original) = (sacked.bytes, sacked.original_end);
+            let latest = sacked.latest;
             if let (Some(rate), Some(d)) = (self.rate.as_mut(), latest) {
                 rate.on_delivered(d.tx, d.sent, d.end, d.retransmitted);
             }
@@ -327,7 +344,7 @@ impl TcpSender {
         }
 
         if acked > self.snd_una {
-            self.on_new_ack(now, acked, ack.timestamp, prior_in_flight, newly_sacked);
+            acked_original = self.on_new_ack(now, acked, ack.timestamp, prior_in_flight, newly_sacked);
         } else if !self.rack_enabled() {
             // RFC 5681 section 2 (without SACK) or RFC 6675 section 2 (with it).
             let is_dup = outstanding > 0
@@ -347,6 +364,11 @@ impl TcpSender {
             {
                 self.enter_recovery(now, outstanding);
             }
+        }
+        if let Some(high) = prior_loss_until.filter(|_| self.frto) {
+            let is_dup = self.snd_una == prior_una && !window_changed;
+            let original_end = [sacked_original, acked_original].into_iter().flatten().min();
+            self.frto_on_ack(high, prior_una, original_end, newly_sacked > 0 || is_dup);
         }
         if self.rack_enabled() {
             self.rack_on_ack(now, acked);
@@ -386,7 +408,8 @@ impl TcpSender {
         matches!(self.recovery, Recovery::Sack | Recovery::Prr)
     }
 
-    /// `newly_sacked`: bytes this same ACK SACKed.
+    /// `newly_sacked`: bytes this same ACK SACKed. Returns the lowest end
+    /// of a never-resent segment it acknowledged, for F-RTO.
     fn on_new_ack(
         &mut self,
         now: Instant,
@@ -394,7 +417,7 @@ impl TcpSender {
         timestamp: Option<Timestamps>,
         prior_in_flight: u64,
         newly_sacked: u64,
-    ) {
+    ) -> Option<u64> {
         let acked = self.board.ack(ack);
         if let (true, Some(d)) = (self.rack_enabled(), acked.latest) {
             self.rack.on_delivered(d, now);
@@ -487,6 +510,7 @@ impl TcpSender {
         } else if restart_timer {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
+        acked.original_end
     }
 
     pub fn handle_timeout(&mut self, now: Instant) {
@@ -502,6 +526,9 @@ impl TcpSender {
         }
         if let Some(pacer) = self.pacer.as_mut() {
             pacer.on_timeout(now);
+            // What the pacer releases later is not sent on the ACK: Linux's
+            // `tcp_tsq_write` resends lost segments first.
+            self.frto_sends_new = false;
         }
         if self.rack.reordering_deadline.is_some_and(|d| now >= d) {
             self.rack.reordering_deadline = None;
@@ -584,6 +611,19 @@ impl TcpSender {
             }
         }
         let room = self.w.cwnd.saturating_sub(self.bytes_in_flight());
+        if self.frto_sends_new {
+            let len = self.mss.min(self.stream_end - self.snd_max);
+            if len > 0 && len <= room && self.snd_max + len <= self.snd_una + self.rwnd {
+                return Some(self.send_new(len as u32, now));
+            }
+            // `tcp_xmit_recovery`: new data sent on this ACK, nothing resent
+            // on it; none sent, F-RTO gives up and the lost are resent.
+            self.frto_sends_new = false;
+            if self.loss_until.is_some_and(|high| self.snd_max > high) {
+                return None;
+            }
+            self.frto = false;
+        }
         // NextSeg rule 1 (and go-back-N after a timeout).
         if let Some(i) = self.board.next_pending() {
             if self.board.get(i).len as u64 <= room {
@@ -715,6 +755,11 @@ impl TcpSender {
             // copy was answered, so data starts with a 3 s RTO at least.
             None => self.rtt.fall_back(Duration::from_secs(3)),
         }
+        // The handshake's round trip, timed from the SYN, is the first
+        // least RTT RACK knows (`tcp_update_rtt_min` on `FLAG_SYN_ACKED`).
+        if let Some(r) = self.syn.sample(now) {
+            self.rack.note_rtt(r);
+        }
         self.phase = Phase::Established;
         self.ack_due = true;
     }
@@ -832,6 +877,11 @@ impl TcpSender {
         matches!(self.state, State::Recovery { .. })
     }
 
+    /// After a timeout, until what was sent before it is acknowledged (Linux's `TCP_CA_Loss`).
+    pub(crate) fn in_timeout_recovery(&self) -> bool {
+        self.loss_until.is_some()
+    }
+
     /// Every byte of a finite stream is acknowledged (and its FIN, with a handshake).
     pub fn is_finished(&self) -> bool {
         self.stream_end != u64::MAX
@@ -872,9 +922,14 @@ impl TcpSender {
             self.rto_deadline = None;
             return;
         }
+        // `tcp_enter_loss`: F-RTO watches a timeout out of the open state,
+        // or one more in a row (RFC 5682 section 3.2).
+        let new_episode = !self.in_recovery() && !self.in_timeout_recovery();
+        self.frto = self.config.frto && self.uses_sack() && (new_episode || self.timeouts_in_a_row > 1);
         // RFC 5681 section 3.1: ssthresh is not lowered again when the same
         // segment times out repeatedly.
         if self.last_timeout_una != Some(self.snd_una) {
+            self.undo = Some((self.w.cwnd, self.w.ssthresh));
             let basis = self.loss_basis(self.snd_max - self.snd_una);
             self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, basis, now);
             self.last_timeout_una = Some(self.snd_una);
@@ -911,6 +966,48 @@ impl TcpSender {
             self.cc.on_rate_sample(&mut self.w, &rs, true);
             self.update_pacing_rate();
         }
+    }
+
+    /// F-RTO on an ACK of a timeout recovery that began with everything up
+    /// to `high` outstanding (`tcp_process_loss`, RFC 5682 section 3.1 with
+    /// SACK). `original_end`: the lowest end of a never-resent segment this
+    /// ACK delivered; `more_lost`: it SACKed something or duplicated.
+    fn frto_on_ack(&mut self, high: u64, prior_una: u64, original_end: Option<u64>, more_lost: bool) {
+        // Step 3b: data sent before the timeout and never resent arrived,
+        // so not everything was lost.
+        if original_end.is_some_and(|end| end <= high) {
+            return self.undo_timeout();
+        }
+        if self.snd_max > high {
+            // Step 3a: after new data went out, more loss means the timeout was real.
+            if more_lost {
+                self.frto = false;
+            }
+        } else if self.snd_una > prior_una && self.snd_una < high {
+            // Step 2b: the first resend arrived; send new data, not old.
+            if self.snd_max < self.stream_end && self.snd_max < self.snd_una + self.rwnd {
+                self.frto_sends_new = true;
+            } else {
+                self.frto = false;
+            }
+        }
+    }
+
+    /// A spurious timeout: the lost marks, the window and the threshold go
+    /// back as they were (`tcp_try_undo_loss`). A window-setting control
+    /// keeps its window and restores its own.
+    fn undo_timeout(&mut self) {
+        self.stats.spurious_timeouts += 1;
+        self.board.unmark_lost();
+        if let Some((cwnd, ssthresh)) = self.undo.take() {
+            self.w.cwnd = self.cc.undo_cwnd(&self.w, cwnd);
+            self.w.ssthresh = self.w.ssthresh.max(ssthresh);
+        }
+        self.loss_until = None;
+        self.frto = false;
+        // RACK may start a fast recovery on this same ACK.
+        self.recover = None;
+        self.timeouts_in_a_row = 0;
     }
 
     /// What the sender knows of its state for a rate sample, before the
