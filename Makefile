@@ -182,7 +182,7 @@ $(STAMP): $(SOURCES)
 		"scipy>=1.10" "cvxpy>=1.4" "duckdb>=1" "dask[distributed]>=2024.1" "tabulate>=0.9" \
 		"ruff>=0.15,<0.18" "mypy>=2.4,<2.5" "pandas-stubs>=3.1,<3.2" "mkdocs-material>=9.5" "mkdocstrings[python]>=0.26" \
 		"plotly>=5.15" "playwright>=1.45"
-	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release -q
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --profile dist -q
 	touch $@
 
 clean:
