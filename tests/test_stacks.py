@@ -87,3 +87,17 @@ def test_the_kernel_table_gives_means_their_ratio_and_the_ratio_of_medians():
     # One run far from the rest moves the mean, not the median: 20 against 20.
     assert row["median_ratio"] == pytest.approx(1.0)
     assert row["ratio_low"] < row["ratio"] < row["ratio_high"]
+
+
+def test_the_kernel_table_tests_whether_both_sides_runs_differ():
+    def row(pairs):
+        rows = [{"flows": 1, "seed": s, "ncmesh_bps": n, "linux_bps": k} for s, (n, k) in enumerate(pairs, start=1)]
+        (r,) = _kernel_table(rows, ["flows"]).to_dict("records")
+        return r["runs_differ_p"]
+
+    # Three runs each, every one of one side above every one of the other:
+    # 2 of the 20 ways to split six ranks three and three are that extreme.
+    assert row([(4.0, 1.0), (5.0, 2.0), (6.0, 3.0)]) == pytest.approx(2 / 20)
+    # The same runs on both sides: nothing to tell them apart.
+    assert row([(1.0, 1.0), (2.0, 2.0), (3.0, 3.0)]) == pytest.approx(1.0)
+    assert math.isnan(row([(1.0, 2.0)])), "one run a side is no sample"

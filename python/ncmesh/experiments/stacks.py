@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from scipy.stats import mannwhitneyu
 
 from ..files import write_text_atomically
 from ..paths import scenario
@@ -297,20 +298,21 @@ def against_linux(
 def _kernel_table(rows: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
     """Mean goodput of both sides over the seeds of each point, their ratio
     with a 95% interval (the seeds' standard errors of both means, combined
-    to first order), whether the ratio is within the bound, and the ratio
-    of the medians, which a few runs far from the rest do not move."""
-    table = (
-        pd.DataFrame(rows)
-        .groupby(by, as_index=False)
-        .agg(
-            seeds=("ncmesh_bps", "size"),
-            ncmesh_bps=("ncmesh_bps", "mean"),
-            ncmesh_se=("ncmesh_bps", "sem"),
-            ncmesh_median=("ncmesh_bps", "median"),
-            linux_bps=("linux_bps", "mean"),
-            linux_se=("linux_bps", "sem"),
-            linux_median=("linux_bps", "median"),
-        )
+    to first order), whether the ratio is within the bound, the ratio of the
+    medians, which a few runs far from the rest do not move, and
+    ``runs_differ_p``: the two-sided Mann-Whitney p-value that both sides'
+    runs come from one distribution. Under heavy loss a point's runs spread
+    over an order of magnitude and the mean rests on a few of them; the
+    test compares every run."""
+    frame = pd.DataFrame(rows)
+    table = frame.groupby(by, as_index=False).agg(
+        seeds=("ncmesh_bps", "size"),
+        ncmesh_bps=("ncmesh_bps", "mean"),
+        ncmesh_se=("ncmesh_bps", "sem"),
+        ncmesh_median=("ncmesh_bps", "median"),
+        linux_bps=("linux_bps", "mean"),
+        linux_se=("linux_bps", "sem"),
+        linux_median=("linux_bps", "median"),
     )
     table["median_ratio"] = table.ncmesh_median / table.linux_median
     table["ratio"] = table.ncmesh_bps / table.linux_bps
@@ -321,7 +323,16 @@ def _kernel_table(rows: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
     )
     table["ratio_low"], table["ratio_high"] = table.ratio - spread, table.ratio + spread
     table["holds"] = (table.ratio - 1).abs() <= BOUND
+    groups = {key if isinstance(key, tuple) else (key,): runs for key, runs in frame.groupby(by)}
+    table["runs_differ_p"] = [_mann_whitney(groups[tuple(key)]) for key in table[by].itertuples(index=False)]
     return table.drop(columns=["ncmesh_se", "linux_se", "ncmesh_median", "linux_median"])
+
+
+def _mann_whitney(point: pd.DataFrame) -> float:
+    """Two-sided Mann-Whitney p-value of one point's runs on both sides; NaN with fewer than two a side."""
+    if len(point) < 2:
+        return float("nan")
+    return float(mannwhitneyu(point.ncmesh_bps, point.linux_bps, alternative="two-sided").pvalue)
 
 
 #: What the BBR comparison sweeps, on both paths.
