@@ -124,7 +124,8 @@ pub fn emulate(scenario: &Scenario, extra: &[CommandSpec]) -> Result<Report, Emu
     // Names unique to this process and emulation, so that emulations can run side by side.
     static EMULATIONS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let k = EMULATIONS.fetch_add(1, Ordering::Relaxed);
-    let namespaces = Namespaces::create(&format!("ncm{}x{k}-", std::process::id()), n)?;
+    netns::reap_orphans();
+    let namespaces = Namespaces::create(&format!("{}{}x{k}-", netns::PREFIX, std::process::id()), n)?;
     let device = |c: usize| format!("to{}", topology.labels[topology.channels[c].1 as usize]);
     let mtu = spec.emulate.mtu.to_string();
 

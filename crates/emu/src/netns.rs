@@ -41,6 +41,40 @@ pub struct Namespaces {
     names: Vec<String>,
 }
 
+/// What every emulation's namespaces are named: this, the owning process's
+/// id, `x`, the emulation's number in that process, `-` and the node's index.
+pub const PREFIX: &str = "ncm";
+
+/// The process that made namespace `name`, if an emulation did.
+fn owner(name: &str) -> Option<u32> {
+    let (pid, rest) = name.strip_prefix(PREFIX)?.split_once('x')?;
+    let (emulation, node) = rest.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(emulation) && digits(node)).then(|| pid.parse().ok()).flatten()
+}
+
+/// Deletes the namespaces of emulations whose process is gone, and ends
+/// what still runs in them. A process ended by a signal it does not catch
+/// (SIGTERM, SIGKILL) never runs the `Drop` that deletes its own, and an
+/// `iperf3 -s` left inside one waits for ever.
+pub fn reap_orphans() {
+    let Ok(entries) = std::fs::read_dir("/run/netns") else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = owner(&name) else { continue };
+        if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        if let Ok(out) = Command::new("ip").args(["netns", "pids", &name]).output() {
+            for pid in String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
+                // SAFETY: sends a signal; `pid` is a process inside a namespace no live emulation owns.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        let _ = run("ip", &["netns", "del", &name]);
+    }
+}
+
 impl Namespaces {
     /// Makes `count` namespaces named `prefix` and the node's index.
     pub fn create(prefix: &str, count: usize) -> Result<Namespaces, EmulateError> {
@@ -123,4 +157,18 @@ fn open_tun_in(path: &str, device: &str) -> Result<OwnedFd, EmulateError> {
         return Err(os_error("TUNSETIFF"));
     }
     Ok(fd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_namespace_names_the_emulation_that_made_it() {
+        assert_eq!(owner("ncm4242x0-3"), Some(4242));
+        assert_eq!(owner("ncm7x12-0"), Some(7));
+        for other in ["ncm4242x0", "ncm4242-3", "ncmx0-3", "ncm42x-3", "ncm42x0-", "ncm4a2x0-1", "ns1", "ncm42x0-1b"] {
+            assert_eq!(owner(other), None, "{other}");
+        }
+    }
 }

@@ -99,3 +99,34 @@ fn iperf3_gets_the_link_rate() {
     assert!(bps > 0.8 * 2e6 * 1448.0 / 1500.0 && bps < 2e6, "{bps} bit/s");
     assert!(r.timing.samples > 1000);
 }
+
+#[test]
+fn namespaces_left_by_a_killed_emulation_are_reaped() {
+    if !available("sleep") {
+        return;
+    }
+    // The id of a process that has ended, as that of an emulation killed by
+    // SIGKILL, and a namespace named as that emulation's first node, with a
+    // program still running in it.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    let orphan = format!("ncm{pid}x0-0");
+    let ip = |args: &[&str]| std::process::Command::new("ip").args(args).status().unwrap().success();
+    assert!(ip(&["netns", "add", &orphan]));
+    let mut left = std::process::Command::new("ip").args(["netns", "exec", &orphan, "sleep", "300"]).spawn().unwrap();
+
+    let r = emulate(&scenario(&CHAIN.replace("duration = 30", "duration = 1")), &[]).unwrap();
+    assert_eq!(r.nodes.len(), 3);
+    let listed = std::process::Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let ended = (0..50).find_map(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        left.try_wait().unwrap()
+    });
+    if ended.is_none() {
+        let _ = left.kill();
+        let _ = ip(&["netns", "del", &orphan]);
+    }
+    assert!(!String::from_utf8_lossy(&listed.stdout).contains(&orphan), "the orphan namespace is still there");
+    assert!(ended.is_some_and(|status| !status.success()), "what ran in it was ended");
+}
