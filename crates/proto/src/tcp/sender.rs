@@ -1019,7 +1019,7 @@ impl TcpSender {
             in_flight: self.bytes_in_flight(),
             state: if self.in_recovery() {
                 CaState::Recovery
-            } else if self.loss_until.is_some() {
+            } else if self.in_timeout_recovery() {
                 CaState::Loss
             } else {
                 CaState::Open
