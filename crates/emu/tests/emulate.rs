@@ -105,16 +105,24 @@ fn namespaces_left_by_a_killed_emulation_are_reaped() {
     if !available("sleep") {
         return;
     }
-    // The id of a process that has ended, as that of an emulation killed by
-    // SIGKILL, and a namespace named as that emulation's first node, with a
-    // program still running in it.
-    let mut gone = std::process::Command::new("true").spawn().unwrap();
-    let pid = gone.id();
-    gone.wait().unwrap();
-    let orphan = format!("ncm{pid}x0-0");
+    // A namespace named as the first node of an emulation in process `owner`,
+    // with a program running in it; then the owner dies, as an emulation
+    // killed by SIGKILL does. The owner lives until the program is inside, so
+    // that an emulation running beside this test cannot reap the namespace
+    // half made.
+    let mut owner = std::process::Command::new("sleep").arg("300").spawn().unwrap();
+    let orphan = format!("ncm{}x0-0", owner.id());
     let ip = |args: &[&str]| std::process::Command::new("ip").args(args).status().unwrap().success();
     assert!(ip(&["netns", "add", &orphan]));
     let mut left = std::process::Command::new("ip").args(["netns", "exec", &orphan, "sleep", "300"]).spawn().unwrap();
+    let inside = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let pids = std::process::Command::new("ip").args(["netns", "pids", &orphan]).output().unwrap();
+        !pids.stdout.is_empty()
+    });
+    assert!(inside, "the program entered the namespace");
+    owner.kill().unwrap();
+    owner.wait().unwrap();
 
     let r = emulate(&scenario(&CHAIN.replace("duration = 30", "duration = 1")), &[]).unwrap();
     assert_eq!(r.nodes.len(), 3);
