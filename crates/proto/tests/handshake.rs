@@ -153,3 +153,23 @@ fn a_sized_transfer_ends_with_fins_both_ways() {
     assert_eq!(p.sender.stats().retransmits, 0, "the data was never resent, only the FIN");
     assert!(p.sender.stats().timeouts <= 1);
 }
+
+#[test]
+fn a_connection_opened_before_any_data_sends_none_until_offered() {
+    let config = TcpConfig { mss: 1000, ..TcpConfig::profile(Profile::Linux) };
+    let (fwd, rev) = chain(drop_none());
+    let mut p = Pair::new(&config, fwd, rev);
+    p.now = secs(0.5);
+    p.sender.open();
+    p.flush();
+    p.run_until(secs(5.0), |_| false);
+    assert_eq!(p.sender.phase(), Phase::Established);
+    assert!(p.sent.is_empty(), "data left before it was offered: {:?}", p.sent[0].at);
+    // The handshake's sample is in hand when the data comes.
+    assert!(p.sender.srtt().is_some_and(|rtt| rtt > Duration::from_secs(1)), "{:?}", p.sender.srtt());
+    p.now = secs(8.0);
+    p.push(20_000);
+    assert!(p.run_to_finish(secs(60.0)));
+    assert_eq!(p.sent[0].at, secs(8.0));
+    assert_eq!(p.delivered_bytes, 20_000);
+}

@@ -77,6 +77,8 @@ pub struct Flow {
     pub nodes: [usize; 2],
     pub labels: [NodeId; 2],
     pub app: AppKind,
+    /// When the application opens its connection: `start`, or earlier.
+    pub connect: Instant,
     pub start: Instant,
     pub stop: Instant,
 }
@@ -314,6 +316,7 @@ impl Network {
             hosts[ends[0]].insert(key.reversed(), (f, End::Source));
             hosts[ends[1]].insert(key, (f, End::Sink));
             let start = Instant(spec_flow.start.0.as_nanos());
+            let connect = spec_flow.connect.map_or(start, |c| Instant(c.0.as_nanos()));
             let stop = spec_flow.stop.map_or(end, |s| Instant(s.0.as_nanos())).min(end);
             let rate = spec_flow.rate.map_or(0, |r| r.0);
             let endpoints: [Box<dyn Endpoint>; 2] = match spec_flow.app {
@@ -339,6 +342,7 @@ impl Network {
                 nodes: ends,
                 labels: [spec_flow.src, spec_flow.dst],
                 app: spec_flow.app,
+                connect,
                 start,
                 stop,
             });

@@ -151,7 +151,7 @@ impl Simulation {
         let layout = Layout::new(&net);
         let mut timers = Timers::new(layout.slots(), end);
         for (f, flow) in net.flows.iter().enumerate() {
-            timers.arm(layout.slot(Component::Start(f)), flow.start);
+            timers.arm(layout.slot(Component::Start(f)), flow.connect);
             if flow.stop < end {
                 timers.arm(layout.slot(Component::Stop(f)), flow.stop);
             }
@@ -395,8 +395,16 @@ impl Simulation {
         self.drain_node(self.net.flows[f].nodes[e as usize]);
     }
 
+    /// A flow's start timer: first at its connection, if that comes
+    /// earlier, then at its data.
     fn start_flow(&mut self, f: usize) {
-        self.net.flows[f].ends[End::Source as usize].start(self.now);
+        let flow = &mut self.net.flows[f];
+        if self.now < flow.start {
+            flow.ends[End::Source as usize].open(self.now);
+            self.timers.arm(self.layout.slot(Component::Start(f)), flow.start);
+        } else {
+            flow.ends[End::Source as usize].start(self.now);
+        }
         self.drain_endpoint(f, End::Source);
     }
 

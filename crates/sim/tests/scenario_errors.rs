@@ -172,3 +172,15 @@ fn emulate_commands_name_a_node_and_a_command() {
     let (key, _, message) = refused(&text);
     assert!(key.starts_with("emulate.commands[0]") && message.contains("unknown field `when`"), "{key}: {message}");
 }
+
+#[test]
+fn a_connection_opens_at_or_before_its_data_and_only_for_tcp() {
+    let (key, line, message) = refused(&edit("app = \"bulk\"", "app = \"bulk\"\nstart = 2\nconnect = 3"));
+    assert_eq!((key.as_str(), line), ("flows[0].connect", Some(22)));
+    assert!(message.contains("at or before the start (2.000000s)"), "{message}");
+    let text = edit("app = \"bulk\"", "app = \"cbr\"\nrate = \"100kbps\"\nconnect = 0");
+    let (key, _, message) = refused(&text);
+    assert_eq!(key, "flows[0].connect");
+    assert!(message.contains("only a TCP application"), "{message}");
+    assert!(load(&edit("app = \"bulk\"", "app = \"bulk\"\nstart = 2\nconnect = 0"), &[]).is_ok());
+}

@@ -238,6 +238,15 @@ impl TcpSender {
         }
     }
 
+    /// Opens the connection before any data is offered: the SYN leaves at
+    /// the next `poll_transmit`, as a `connect` before the first write.
+    /// Without a handshake there is nothing to open.
+    pub fn open(&mut self) {
+        if self.phase == Phase::Closed {
+            self.phase = Phase::SynSent;
+        }
+    }
+
     pub fn push(&mut self, bytes: u64) {
         if !self.closed {
             self.stream_end = self.stream_end.saturating_add(bytes);

@@ -24,6 +24,8 @@ use std::fmt::Debug;
 
 /// One end of a flow: its application and transport.
 pub trait Endpoint: Debug + Send {
+    /// The application opens its connection ahead of its data (sources only).
+    fn open(&mut self, _now: Instant) {}
     /// The application starts offering data (sources only).
     fn start(&mut self, _now: Instant) {}
     /// The application stops offering data.

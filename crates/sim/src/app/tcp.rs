@@ -17,6 +17,8 @@ pub struct TcpSource {
     real_payloads: bool,
     /// One past the highest stream byte sent: later sends below it are retransmissions.
     high_sent: u64,
+    /// The data has been offered: a connection opened ahead of it has not finished a transfer.
+    started: bool,
 }
 
 impl TcpSource {
@@ -34,14 +36,20 @@ impl TcpSource {
             min_rto: config.min_rto,
             real_payloads,
             high_sent: 0,
+            started: false,
         }
     }
 }
 
 impl Endpoint for TcpSource {
+    fn open(&mut self, _now: Instant) {
+        self.sender.open();
+    }
+
     /// The application writes its data; with a handshake, the SYN leaves
     /// first and the data once the connection is established.
     fn start(&mut self, _now: Instant) {
+        self.started = true;
         self.sender.push(self.bytes.unwrap_or(u64::MAX));
         if self.bytes.is_some() {
             self.sender.finish();
@@ -60,7 +68,7 @@ impl Endpoint for TcpSource {
             let rto = (srtt + self.sender.rttvar().saturating_mul(4)).max(self.min_rto);
             record.base_rto.add(rto.as_secs_f64());
         }
-        if record.completed.is_none() && self.bytes.is_some() && self.sender.is_finished() {
+        if record.completed.is_none() && self.started && self.bytes.is_some() && self.sender.is_finished() {
             record.completed = Some(now);
         }
     }

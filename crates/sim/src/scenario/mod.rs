@@ -303,6 +303,11 @@ pub struct FlowSpec {
     pub count: u32,
     #[serde(default)]
     pub start: Seconds,
+    /// When a TCP application opens its connection, if before `start`:
+    /// the connection then idles until its data (iperf3's streams wait out
+    /// its control exchange so).
+    #[serde(default)]
+    pub connect: Option<Seconds>,
     /// When the application stops offering data; the end of the run by default.
     #[serde(default)]
     pub stop: Option<Seconds>,

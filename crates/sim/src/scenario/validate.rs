@@ -152,6 +152,14 @@ pub(crate) fn validate(
             }
         }
         let is_tcp = matches!(flow.app, AppKind::Bulk | AppKind::Sized);
+        if let Some(connect) = flow.connect {
+            if !is_tcp {
+                fail(at.key("connect"), "only a TCP application opens a connection")?;
+            }
+            if connect.0 > flow.start.0 {
+                fail(at.key("connect"), format!("expected a time at or before the start ({})", flow.start.0))?;
+            }
+        }
         match flow.app {
             AppKind::Sized if flow.bytes.is_none_or(|b| b == 0) => {
                 fail(at.key("bytes"), "a sized transfer needs `bytes` > 0")?
