@@ -19,11 +19,13 @@ its jobs as JSON on standard input, so that its slow start-up is paid once.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import random
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,12 +174,19 @@ class Path_:
     server: int
     mtu: int
     mss: int
+    #: The round trip of a SYN and its answer.
+    rtt_s: float
+
+    @property
+    def hops(self) -> int:
+        """The server is the last of the nodes 1, 2, ... in a line."""
+        return self.server - 1
 
 
 #: The chain of the fidelity tables: 1000-byte segments beside timestamps.
-CHAIN = Path_("lossy-chain", 6, LINUX_MTU, 1000)
+CHAIN = Path_("lossy-chain", 6, LINUX_MTU, 1000, 1.0)
 #: One 20 Mbit/s link at the Ethernet MTU: 1448-byte segments.
-LINK = Path_("bbr-link", 2, 1500, 1448)
+LINK = Path_("bbr-link", 2, 1500, 1448, 0.02)
 PATHS = {"chain": CHAIN, "link": LINK}
 
 #: ``ss -tin`` in the sender's namespace every 0.1 s, for cwnd and pacing-rate traces.
@@ -385,20 +394,76 @@ def _kernel_runs(points: list[Any], job: Any, parallel: int, kernel_runs: Path |
     return [done.get(key(p)) or failed[key(p)] for p in points]
 
 
-def ncmesh_bbr(path: Path_, loss: float, flows: int, seed: int, duration_s: float, **overrides: Any) -> Any:
-    """ncmesh's ``profile = "linux"`` BBR over ``path``: the run's result."""
+def ncmesh_bbr(
+    path: Path_,
+    loss: float,
+    flows: int,
+    seed: int,
+    duration_s: float,
+    leads: Sequence[float] | None = None,
+    **overrides: Any,
+) -> Any:
+    """ncmesh's ``profile = "linux"`` BBR over ``path``: the run's result.
+
+    Flow k opens its connection ``leads[k]`` seconds before all flows start
+    their data together, as iperf3's streams do (by default the leads of
+    :func:`iperf3_leads`); each flow's goodput is over ``duration_s`` of data."""
+    leads = iperf3_leads(path, loss, flows, seed) if leads is None else leads
+    first = max(leads)
+    entries = [{"src": 1, "dst": path.server, "app": "bulk", "connect": first - lead, "start": first} for lead in leads]
     return run(
         scenario(path.scenario),
         seed=seed,
-        duration=duration_s,
+        duration=first + duration_s,
         link_class__hop__loss=loss,
-        flows__0__count=flows,
+        flows=entries,
         tcp__profile="linux",
         tcp__variant="bbr",
         tcp__mss=path.mss,
         tcp__rcv_window=4096,
         **overrides,
     )
+
+
+def iperf3_leads(path: Path_, loss: float, flows: int, seed: int) -> list[float]:
+    """How long each of iperf3's streams is connected before the data
+    starts, in seconds, drawn for ``seed``.
+
+    The client connects its streams one after another, each once the
+    previous one's SYN is answered, and writes a cookie on each; the server
+    starts the test once it holds every cookie, and the data leaves half a
+    round trip after that. A SYN lost on the path (the data direction's
+    loss; the reverse is lossless) is resent after 1 s four times, then
+    after twice as long each time (the kernel's initial RTO and
+    ``tcp_syn_linear_timeouts = 4``); a lost cookie after the tail probe's
+    2 RTT + 200 ms or the first RTO, whichever comes first, then twice as
+    long each time. BBR's min-RTT filter dates from each handshake, so on a
+    long path the kernel's first ProbeRTT falls this much earlier in the
+    data."""
+    rng = random.Random(seed)
+    lost = 1.0 - (1.0 - loss) ** path.hops
+    rtt = path.rtt_s
+
+    def wait_until_through(retries: Iterator[float]) -> float:
+        waited = 0.0
+        while rng.random() < lost:
+            waited += next(retries)
+        return waited
+
+    def doubling(first: float) -> Iterator[float]:
+        return (first * 2**i for i in itertools.count())
+
+    def syn_retries() -> Iterator[float]:
+        return itertools.chain((1.0, 1.0, 1.0, 1.0), doubling(2.0))
+
+    cookie_retry = min(2 * rtt + 0.2, rtt + max(2 * rtt, 0.2))
+    now, connected, cookies_in = 0.0, [], []
+    for _ in range(flows):
+        now += wait_until_through(syn_retries()) + rtt
+        connected.append(now)
+        cookies_in.append(now + wait_until_through(doubling(cookie_retry)) + rtt / 2)
+    start = max(cookies_in) + rtt / 2
+    return [start - t for t in connected]
 
 
 def against_bbr(
