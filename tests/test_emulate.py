@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -72,3 +76,36 @@ def test_bad_commands_are_refused_with_what_was_expected(tmp_path):
     result = CliRunner().invoke(app, ["emulate", str(path), "--set", "emulate.commands.0.node=9"])
     assert result.exit_code == 2
     assert "emulate.commands[0].node: no node 9" in result.output
+
+
+@pytest.mark.skipif(REASON is not None, reason=REASON or "")
+@pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_ends_the_emulation_and_leaves_nothing_behind(tmp_path, sent, code):
+    path = tmp_path / "chain.toml"
+    path.write_text(CHAIN.replace("duration = 20", "duration = 60"))
+    waiting = f"sleep 45 && echo {code}"
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "ncmesh", "emulate", str(path), "--run", f"1={waiting}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    ours = f"ncm{cli.pid}x"
+
+    def namespaces() -> str:
+        return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+
+    deadline = time.monotonic() + 30
+    while ours not in namespaces() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ours in namespaces(), "the emulation did not start"
+    time.sleep(0.5)
+    cli.send_signal(sent)
+    try:
+        _, stderr = cli.communicate(timeout=15)
+    finally:
+        cli.kill()
+    assert cli.returncode == code, stderr
+    assert ours not in namespaces()
+    left = subprocess.run(["pgrep", "-f", waiting], capture_output=True, text=True)
+    assert left.stdout == "", "the command still runs"

@@ -44,6 +44,10 @@ pub enum EmulateError {
     /// A namespace, device, address or route could not be set up.
     #[error("setting up the emulation failed: {0}")]
     Setup(String),
+    /// Asked to stop before its commands ended; they were ended and the
+    /// namespaces deleted.
+    #[error("the emulation was interrupted")]
+    Interrupted,
 }
 
 /// One node's namespace.
@@ -111,6 +115,17 @@ pub fn unavailable() -> Option<String> {
 
 /// Runs the scenario's links and its commands, and `extra` commands.
 pub fn emulate(scenario: &Scenario, extra: &[CommandSpec]) -> Result<Report, EmulateError> {
+    emulate_until(scenario, extra, &AtomicBool::new(false))
+}
+
+/// As [`emulate`], but ends early once `interrupt` is set (by another
+/// thread, as a signal handler's): the commands are ended, the namespaces
+/// deleted, and the result is [`EmulateError::Interrupted`].
+pub fn emulate_until(
+    scenario: &Scenario,
+    extra: &[CommandSpec],
+    interrupt: &AtomicBool,
+) -> Result<Report, EmulateError> {
     if let Some(why) = unavailable() {
         return Err(EmulateError::Unavailable(why));
     }
@@ -163,7 +178,7 @@ pub fn emulate(scenario: &Scenario, extra: &[CommandSpec]) -> Result<Report, Emu
             let timing = links.run(&stop);
             (timing, links)
         });
-        let commands = run_commands(scenario, extra, &namespaces, &topology, started);
+        let commands = run_commands(scenario, extra, &namespaces, &topology, started, interrupt);
         stop.store(true, Ordering::Relaxed);
         let (timing, links) = looping.join().expect("the link loop does not panic");
         (commands, timing, links)
@@ -191,6 +206,9 @@ pub fn emulate(scenario: &Scenario, extra: &[CommandSpec]) -> Result<Report, Emu
             address: address(i as u32).to_string(),
         })
         .collect();
+    if interrupt.load(Ordering::Relaxed) {
+        return Err(EmulateError::Interrupted);
+    }
     Ok(Report {
         nodes,
         links: link_reports,
@@ -207,13 +225,14 @@ fn loadavg() -> String {
 }
 
 /// Starts every command at its time, waits for those in the foreground (at
-/// most the scenario's duration), then ends the rest.
+/// most the scenario's duration, or until `interrupt`), then ends the rest.
 fn run_commands(
     scenario: &Scenario,
     extra: &[CommandSpec],
     namespaces: &Namespaces,
     topology: &Topology,
     started: Instant,
+    interrupt: &AtomicBool,
 ) -> Result<Vec<CommandReport>, EmulateError> {
     let mut all: Vec<&CommandSpec> = scenario.spec.emulate.commands.iter().chain(extra).collect();
     all.sort_by_key(|c| c.start.0);
@@ -224,7 +243,9 @@ fn run_commands(
             return Err(EmulateError::Setup(format!("no node {} to run {:?} in", command.node, command.run)));
         };
         let at = started + Duration::from_nanos(command.start.0.as_nanos());
-        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+        if !sleep_until(at, interrupt) {
+            break;
+        }
         // Output goes to files, so that a chatty command never blocks on a pipe.
         let outputs = ["out", "err"].map(|k| std::env::temp_dir().join(format!("{}{i}.{k}", namespaces.name(0))));
         let file = |p: &PathBuf| File::create(p).map_err(|e| EmulateError::Setup(format!("{}: {e}", p.display())));
@@ -239,7 +260,7 @@ fn run_commands(
         running.push((command, child, outputs));
     }
     // The foreground commands, until they end or the time is up.
-    while Instant::now() < deadline {
+    while Instant::now() < deadline && !interrupt.load(Ordering::Relaxed) {
         let mut busy = false;
         for (command, child, _) in running.iter_mut() {
             if !command.background && child.try_wait().ok().flatten().is_none() {
@@ -252,6 +273,21 @@ fn run_commands(
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok(running.into_iter().map(|(command, child, outputs)| finish(command, child, &outputs)).collect())
+}
+
+/// Sleeps until `at`, waking every 50 ms to see whether `interrupt` is
+/// set. Returns false if it was.
+fn sleep_until(at: Instant, interrupt: &AtomicBool) -> bool {
+    loop {
+        if interrupt.load(Ordering::Relaxed) {
+            return false;
+        }
+        let left = at.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
 }
 
 /// Ends a command still running (SIGTERM to the process group it was

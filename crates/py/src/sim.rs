@@ -17,6 +17,7 @@ use pyo3::exceptions::{PyKeyError, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyList};
 use std::ffi::CString;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A loaded scenario, running or finished.
@@ -95,7 +96,29 @@ impl Simulation {
                 background,
             })
             .collect();
-        let report = py.allow_threads(|| ncmesh_emu::emulate(&self.scenario, &extra)).map_err(crate::emulate_error)?;
+        // The emulation runs beside this thread, which takes the GIL every
+        // 50 ms to run Python's signal handlers: Ctrl-C (or a handler the
+        // caller installed for SIGTERM) stops it, its commands ended and its
+        // namespaces deleted, and the handler's exception is raised.
+        let interrupt = AtomicBool::new(false);
+        let mut raised = None;
+        let report = std::thread::scope(|s| {
+            let run = s.spawn(|| ncmesh_emu::emulate_until(&self.scenario, &extra, &interrupt));
+            while !run.is_finished() {
+                py.allow_threads(|| std::thread::sleep(std::time::Duration::from_millis(50)));
+                if raised.is_none() {
+                    if let Err(e) = py.check_signals() {
+                        raised = Some(e);
+                        interrupt.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+            run.join().expect("the emulation does not panic")
+        });
+        if let Some(e) = raised {
+            return Err(e);
+        }
+        let report = report.map_err(crate::emulate_error)?;
         Ok(serde_json::to_string(&report).expect("a report serialises"))
     }
 

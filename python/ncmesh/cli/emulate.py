@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import typer
 
 from ._base import app, fail, out, parse_assignments
+
+
+class _Terminated(Exception):
+    """SIGTERM arrived: raised from its handler so that the emulation stops
+    as on Ctrl-C, its commands ended and its namespaces deleted."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
 
 
 def _commands(given: list[str], background: bool, option: str) -> list[tuple[int, str, float, bool]]:
@@ -51,12 +62,17 @@ def emulate(
     if not path.exists() and Path(scenario).suffix != ".toml":
         raise fail(f"{scenario}: no such file, and no shipped scenario of that name")
     commands = _commands(run_ or [], False, "--run") + _commands(serve or [], True, "--serve")
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         report = run_emulation(path, commands=commands, toml_overrides=parse_assignments(set_ or []), seed=seed)
     except (ScenarioError, EmulateError) as e:
         raise fail(str(e)) from None
     except KeyboardInterrupt:
         raise fail("interrupted", 130) from None
+    except _Terminated:
+        raise fail("terminated", 128 + signal.SIGTERM) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     failed = [c for c in report["commands"] if c["status"] not in (0, None)]
     if as_json:
         print(json.dumps(report))
