@@ -8,7 +8,7 @@
 use ncmesh_proto::tcp::{
     Bbr, BbrMode, CaState, CongestionControl, MaxFilter, Profile, RateSample, TcpConfig, Variant, Window,
 };
-use ncmesh_proto::testing::{drop_bernoulli, Link, Pair};
+use ncmesh_proto::testing::{drop_bernoulli, drop_between, Link, Pair};
 use ncmesh_proto::time::{Duration, Instant};
 
 const MSS: u64 = 1000;
@@ -580,4 +580,26 @@ fn a_timeout_in_recovery_keeps_the_larger_window_to_return_to() {
     p.state = CaState::Open;
     p.ack(MSS, BW, RTT, 0, false);
     assert!(p.w.cwnd >= before, "back to the window before the first loss: {} against {before}", p.w.cwnd);
+}
+
+#[test]
+fn a_paced_senders_timers_start_from_its_next_departure_as_linuxs_do() {
+    // 200 kbit/s, 100 ms each way, and nothing gets through after 10 s: the
+    // time the first retransmission timeout fires, with the timers armed
+    // from now and from the pacer's next departure (Linux's
+    // `tcp_pacing_delay`), which is at most a few gaps of a segment away.
+    let first_timeout = |timers_after_pacing: bool| {
+        let config = TcpConfig { timers_after_pacing, ..bbr_config() };
+        let blackout = drop_between(Instant::from_secs_f64(10.0), Instant::MAX);
+        let fwd = Link::new(Duration::from_millis(100)).with_rate(200_000).with_queue_limit(100).with_drop(blackout);
+        let mut p = Pair::new(&config, fwd, Link::new(Duration::from_millis(100)));
+        p.push(u64::MAX);
+        assert!(p.run_until(Instant::from_secs_f64(30.0), |p| p.sender.stats().timeouts > 0));
+        (p.now, p.sender.pacing_rate().expect("BBR paces"))
+    };
+    let (from_now, _) = first_timeout(false);
+    let (after_pacing, rate) = first_timeout(true);
+    let gap = Duration::from_secs_f64(MSS as f64 / rate as f64);
+    let later = after_pacing.saturating_since(from_now);
+    assert!(later > Duration::ZERO && later <= gap.saturating_mul(3), "{later:?} later; a gap is {gap:?}");
 }

@@ -322,6 +322,12 @@ pub struct TcpConfig {
     /// is then acknowledged or SACKed the timeout was spurious and is
     /// undone. Needs SACK.
     pub frto: bool,
+    /// A paced sender arms its retransmission and probe timers from when
+    /// its pacer lets the next segment leave, not from now, as Linux's
+    /// `tcp_reset_xmit_timer` adds `tcp_pacing_delay`: a slow pacer's timer
+    /// then does not fire while what it waits for could not have left. The
+    /// timer rearmed when one fires starts from now.
+    pub timers_after_pacing: bool,
     /// Resend a segment marked lost only while a SACKed one lies above it
     /// (RFC 6675 NextSeg rule 1.b), new data going in place of the rest, as
     /// ns-3's `TcpTxBuffer::NextSeg` does; otherwise every segment marked
@@ -384,6 +390,7 @@ impl Default for TcpConfig {
             rto_exit_beyond_point: false,
             keep_sack_after_rto: false,
             frto: false,
+            timers_after_pacing: false,
             resend_below_highest_sack: false,
             rto_clears_rtt_history: false,
             prr_dupack_credit: false,
@@ -466,6 +473,7 @@ impl TcpConfig {
                 ack_credit: AckCredit::Delivered,
                 keep_sack_after_rto: true,
                 frto: true,
+                timers_after_pacing: true,
                 loss_basis: LossBasis::Cwnd,
                 rto_estimator: RtoEstimator::Linux,
                 ack_policy: AckPolicy::Linux,

@@ -55,7 +55,7 @@ impl TcpSender {
         if self.snd_max - self.snd_una <= self.mss {
             pto = pto + WORST_CASE_DELAYED_ACK;
         }
-        let at = now + pto;
+        let at = self.timer_from(now, pto);
         self.rack.probe_deadline = Some(self.rto_deadline.map_or(at, |rto| at.min(rto)));
     }
 
@@ -71,11 +71,11 @@ impl TcpSender {
             let last = self.board.last_index()?;
             let seg = self.retransmit(last, now);
             self.rack.probe = Some((self.snd_max, true));
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(self.timer_from(now, self.rtt.rto()));
             return Some(seg);
         };
         self.rack.probe = Some((self.snd_max, false));
-        self.rto_deadline = Some(now + self.rtt.rto());
+        self.rto_deadline = Some(self.timer_from(now, self.rtt.rto()));
         Some(segment)
     }
 

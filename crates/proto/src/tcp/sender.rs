@@ -517,7 +517,7 @@ impl TcpSender {
         if self.snd_una == self.snd_max && self.fin != (Fin::Sent { resend: false }) {
             self.rto_deadline = None;
         } else if restart_timer {
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(self.timer_from(now, self.rtt.rto()));
         }
         acked.original_end
     }
@@ -788,8 +788,18 @@ impl TcpSender {
 
     fn arm_timer(&mut self, now: Instant) {
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(self.timer_from(now, self.rtt.rto()));
         }
+    }
+
+    /// When a timer of `span` armed at `now` fires: `span` after the
+    /// pacer's next departure with `timers_after_pacing`, else after `now`.
+    pub(crate) fn timer_from(&self, now: Instant, span: Duration) -> Instant {
+        let start = match &self.pacer {
+            Some(pacer) if self.config.timers_after_pacing => pacer.next_send().max(now),
+            _ => now,
+        };
+        start + span
     }
 
     pub(crate) fn send_new(&mut self, len: u32, now: Instant) -> Segment {
@@ -826,7 +836,7 @@ impl TcpSender {
             // resends the head, in recovery and after a timeout alike,
             // leaving RACK an RTO to find a lost retransmission before the
             // timer does.
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(self.timer_from(now, self.rtt.rto()));
         }
         self.arm_timer(now);
         seg
