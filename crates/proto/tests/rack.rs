@@ -156,3 +156,70 @@ fn a_head_resent_after_a_timeout_restarts_the_timer() {
     assert_eq!(drain(&mut s, found).first().map(|x| x.seq), Some(2000));
     assert_eq!(s.poll_timeout(), Some(found + s.rto()));
 }
+
+#[test]
+fn a_recovery_that_ends_with_losses_above_its_point_runs_straight_into_the_next() {
+    // The linux profile, with CUBIC and with BBR. Segment 20 is lost three
+    // times, so the recovery it starts lasts three round trips; segment
+    // 53, the second sent in that recovery (above its point, 52), is lost
+    // three times too, and its last resend is in flight when the first
+    // recovery ends. As Linux's `tcp_time_to_recover` does, the sender
+    // starts the next recovery on the ACK that ends the first: it is never
+    // open with data marked lost. And no segment is resent more often than
+    // it was lost: the head then, 53 with its resend in flight, is not
+    // marked lost again because a recovery starts.
+    for variant in [Variant::Cubic, Variant::Bbr] {
+        let linux = TcpConfig::profile(ncmesh_proto::tcp::Profile::Linux);
+        let config = TcpConfig { mss: MSS as u32, variant, ..linux };
+        let mut sent = std::collections::HashMap::<u64, u32>::new();
+        let drop: DropFn = Box::new(move |_, seg| {
+            let Some(offset) = offset_of(seg) else { return false };
+            let n = sent.entry(offset).or_default();
+            *n += 1;
+            (offset == 20 * MSS || offset == 53 * MSS) && *n <= 3
+        });
+        let fwd = Link::new(Duration::from_millis(50)).with_rate(10_000_000).with_drop(drop);
+        let mut p = Pair::new(&config, fwd, Link::new(Duration::from_millis(50)));
+        p.push(300 * MSS);
+        let mut open_with_losses = None;
+        while p.step() {
+            if !p.sender.in_recovery() && p.sender.lost_bytes() > 0 {
+                open_with_losses.get_or_insert(p.now);
+            }
+        }
+        let s = p.sender.stats();
+        assert_eq!(s.timeouts, 0, "{variant:?}: {s:?}");
+        assert_eq!(open_with_losses, None, "{variant:?}: open with data marked lost");
+        assert!(s.fast_retransmits >= 2, "{variant:?}: {s:?}");
+        assert_eq!(s.retransmits, 6, "{variant:?}: {s:?}");
+        assert_eq!(p.delivered_bytes, 300 * MSS);
+    }
+}
+
+#[test]
+fn with_rack_a_segment_is_resent_only_after_its_last_copy_was_lost() {
+    // On a path that never reorders, a resend whose previous copy arrived
+    // is spurious. RFC 6675 resends the head when recovery starts; RACK
+    // resends only what time marked lost, as Linux does, so none is.
+    let linux = TcpConfig::profile(ncmesh_proto::tcp::Profile::Linux);
+    for variant in [Variant::Cubic, Variant::Bbr] {
+        let config = TcpConfig { mss: MSS as u32, variant, ..linux.clone() };
+        let copies = std::rc::Rc::new(std::cell::RefCell::new(std::collections::HashMap::<u64, Vec<bool>>::new()));
+        let log = copies.clone();
+        let mut rng = ncmesh_proto::testing::SplitMix64(7);
+        let drop: DropFn = Box::new(move |_, seg| {
+            let Some(offset) = offset_of(seg) else { return false };
+            let lost = rng.next_f64() < 0.02;
+            log.borrow_mut().entry(offset).or_default().push(lost);
+            lost
+        });
+        let fwd = Link::new(Duration::from_millis(50)).with_rate(10_000_000).with_drop(drop);
+        let mut p = Pair::new(&config, fwd, Link::new(Duration::from_millis(50)));
+        p.push(u64::MAX);
+        p.run_until(Instant::from_secs_f64(20.0), |p| p.sender.stats().timeouts > 0);
+        assert_eq!(p.sender.stats().timeouts, 0, "{variant:?}");
+        assert!(p.sender.stats().retransmits > 20, "{variant:?}: {:?}", p.sender.stats());
+        let spurious = copies.borrow().values().filter(|c| c[..c.len() - 1].iter().any(|&lost| !lost)).count();
+        assert_eq!(spurious, 0, "{variant:?}");
+    }
+}

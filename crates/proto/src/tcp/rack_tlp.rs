@@ -19,17 +19,19 @@ impl TcpSender {
     }
 
     /// RFC 8985 6.2 step 5 after an ACK (or when the reordering timer
-    /// fires): marks what time says is lost, starts recovery if it found a
-    /// loss, and arms the reordering timer for what it cannot decide yet.
+    /// fires): marks what time says is lost, starts recovery while anything
+    /// marked lost is outstanding (Linux's `tcp_time_to_recover`: also
+    /// right after a recovery ends with losses above its point, so that
+    /// the state goes from recovery to recovery on one ACK), and arms the
+    /// reordering timer for what it cannot decide yet. Not after a timeout
+    /// until what was sent before it is acknowledged (`TCP_CA_Loss`).
     pub(crate) fn rack_detect_loss(&mut self, now: Instant, outstanding: u64) {
         let Some(latest) = self.rack.latest else { return };
         let sacked_enough = self.board.sacked_bytes() >= self.dupthresh as u64 * self.mss;
         let reo_wnd = self.rack.reordering_window(self.in_recovery(), sacked_enough, self.rtt.srtt());
-        let lost_before = self.board.lost_bytes();
         let pending = self.board.mark_lost_sent_before(latest.sent, latest.end, now, self.rack.rtt + reo_wnd);
         self.rack.reordering_deadline = pending.map(|left| now + left);
-        if self.board.lost_bytes() > lost_before && self.state == State::Open && self.may_fast_retransmit(self.snd_una)
-        {
+        if self.board.lost_bytes() > 0 && self.state == State::Open && !self.in_timeout_recovery() {
             self.enter_recovery(now, outstanding);
         }
     }

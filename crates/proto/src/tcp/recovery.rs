@@ -36,7 +36,13 @@ impl TcpSender {
     pub(crate) fn enter_recovery(&mut self, now: Instant, outstanding: u64) {
         self.stats.fast_retransmits += 1;
         self.board.new_episode(self.snd_una);
-        self.board.mark_front_lost();
+        // RFC 6675 resends the head at once; with RACK only what time
+        // marked lost is resent (Linux's `tcp_enter_recovery` marks nothing,
+        // `tcp_update_scoreboard` runs without RACK only), and a head
+        // already resent is not resent again when a recovery follows one.
+        if !self.rack_enabled() {
+            self.board.mark_front_lost();
+        }
         let basis = self.loss_basis(outstanding);
         self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, basis, now);
         // A window-setting control (BBR) sets cwnd itself on this ACK.
