@@ -435,11 +435,13 @@ def iperf3_leads(path: Path_, loss: float, flows: int, seed: int) -> list[float]
     round trip after that. A SYN lost on the path (the data direction's
     loss; the reverse is lossless) is resent after 1 s four times, then
     after twice as long each time (the kernel's initial RTO and
-    ``tcp_syn_linear_timeouts = 4``); a lost cookie after the tail probe's
-    2 RTT + 200 ms or the first RTO, whichever comes first, then twice as
-    long each time. BBR's min-RTT filter dates from each handshake, so on a
-    long path the kernel's first ProbeRTT falls this much earlier in the
-    data."""
+    ``tcp_syn_linear_timeouts = 4``). A lost cookie is resent by the tail
+    probe (2 RTT + 200 ms, at most the RTO), then when the RTO set at its
+    first sending (3 RTT, the first sample's SRTT + 4 x RTTVAR, at least
+    200 ms above it) expires, then after RTOs doubling each time. No wait
+    exceeds ``TCP_RTO_MAX`` (120 s). BBR's min-RTT filter dates from each
+    handshake, so on a long path the kernel's first ProbeRTT falls this
+    much earlier in the data."""
     rng = random.Random(seed)
     lost = 1.0 - (1.0 - loss) ** path.hops
     rtt = path.rtt_s
@@ -447,7 +449,7 @@ def iperf3_leads(path: Path_, loss: float, flows: int, seed: int) -> list[float]
     def wait_until_through(retries: Iterator[float]) -> float:
         waited = 0.0
         while rng.random() < lost:
-            waited += next(retries)
+            waited += min(next(retries), 120.0)
         return waited
 
     def doubling(first: float) -> Iterator[float]:
@@ -456,12 +458,18 @@ def iperf3_leads(path: Path_, loss: float, flows: int, seed: int) -> list[float]
     def syn_retries() -> Iterator[float]:
         return itertools.chain((1.0, 1.0, 1.0, 1.0), doubling(2.0))
 
-    cookie_retry = min(2 * rtt + 0.2, rtt + max(2 * rtt, 0.2))
+    rto = rtt + max(2 * rtt, 0.2)
+    probe = min(2 * rtt + 0.2, rto)
+
+    def cookie_retries() -> Iterator[float]:
+        first = (probe, rto - probe) if probe < rto else (rto,)
+        return itertools.chain(first, doubling(2 * rto))
+
     now, connected, cookies_in = 0.0, [], []
     for _ in range(flows):
         now += wait_until_through(syn_retries()) + rtt
         connected.append(now)
-        cookies_in.append(now + wait_until_through(doubling(cookie_retry)) + rtt / 2)
+        cookies_in.append(now + wait_until_through(cookie_retries()) + rtt / 2)
     start = max(cookies_in) + rtt / 2
     return [start - t for t in connected]
 
