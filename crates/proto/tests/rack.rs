@@ -165,9 +165,8 @@ fn a_recovery_that_ends_with_losses_above_its_point_runs_straight_into_the_next(
     // three times too, and its last resend is in flight when the first
     // recovery ends. As Linux's `tcp_time_to_recover` does, the sender
     // starts the next recovery on the ACK that ends the first: it is never
-    // open with data marked lost. And no segment is resent more often than
-    // it was lost: the head then, 53 with its resend in flight, is not
-    // marked lost again because a recovery starts.
+    // open with data marked lost, and each segment is resent as often as it
+    // was lost.
     for variant in [Variant::Cubic, Variant::Bbr] {
         let linux = TcpConfig::profile(ncmesh_proto::tcp::Profile::Linux);
         let config = TcpConfig { mss: MSS as u32, variant, ..linux };
