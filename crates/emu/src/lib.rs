@@ -183,6 +183,9 @@ pub fn emulate_until(
         let (timing, links) = looping.join().expect("the link loop does not panic");
         (commands, timing, links)
     });
+    if interrupt.load(Ordering::Relaxed) {
+        return Err(EmulateError::Interrupted);
+    }
     let link_reports = links
         .directions
         .iter()
@@ -206,9 +209,6 @@ pub fn emulate_until(
             address: address(i as u32).to_string(),
         })
         .collect();
-    if interrupt.load(Ordering::Relaxed) {
-        return Err(EmulateError::Interrupted);
-    }
     Ok(Report {
         nodes,
         links: link_reports,
