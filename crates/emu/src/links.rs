@@ -201,7 +201,7 @@ impl Links {
                         None => dir.busy = false,
                     },
                     Event::Received { frame, .. } => {
-                        let Body::Bytes { bytes, .. } = &frame.body else { continue };
+                        let Some((_, bytes)) = frame.as_bytes() else { continue };
                         let fd = self.tuns[dir.output].as_raw_fd();
                         // SAFETY: writes a packet from a live buffer to a descriptor we own.
                         let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };

@@ -39,38 +39,6 @@
 //! `crates/proto/tests/two_nodes.rs` drives two [`Node`]s over an
 //! in-memory link, as the node daemon drives them over UDP and TUN.
 
-/// What a handle type `$handle(Box<$fields>)` needs to stand for its
-/// fields: they are read and written through it, it prints as they do, and
-/// it is made from them.
-macro_rules! heap_handle {
-    ($handle:ident, $fields:ident) => {
-        impl std::ops::Deref for $handle {
-            type Target = $fields;
-            fn deref(&self) -> &$fields {
-                &self.0
-            }
-        }
-
-        impl std::ops::DerefMut for $handle {
-            fn deref_mut(&mut self) -> &mut $fields {
-                &mut self.0
-            }
-        }
-
-        impl std::fmt::Debug for $handle {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                self.0.fmt(f)
-            }
-        }
-
-        impl From<$fields> for $handle {
-            fn from(fields: $fields) -> $handle {
-                $handle(Box::new(fields))
-            }
-        }
-    };
-}
-
 mod builtin;
 pub mod data;
 pub mod frame;

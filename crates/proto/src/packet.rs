@@ -39,7 +39,30 @@ pub struct PacketFields {
     pub received: Option<Arc<[u8]>>,
 }
 
-heap_handle!(Packet, PacketFields);
+impl std::ops::Deref for Packet {
+    type Target = PacketFields;
+    fn deref(&self) -> &PacketFields {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Packet {
+    fn deref_mut(&mut self) -> &mut PacketFields {
+        &mut self.0
+    }
+}
+
+impl Debug for Packet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl From<PacketFields> for Packet {
+    fn from(fields: PacketFields) -> Packet {
+        Packet(Box::new(fields))
+    }
+}
 
 /// What an IP datagram carries.
 #[derive(Clone, Debug)]

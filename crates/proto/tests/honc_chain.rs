@@ -3,7 +3,6 @@
 //! TCP senders through spoofed ACKs), the last node is their destination,
 //! or a gateway with a host behind a wired hop.
 
-use ncmesh_proto::frame::Body;
 use ncmesh_proto::honc::{codec_pairs_ideal, Frame, Honc, HoncNode, HoncParams, FRAME_HEADER_BYTES};
 use ncmesh_proto::node::NextHop;
 use ncmesh_proto::packet::{Message, Parsers};
@@ -220,10 +219,7 @@ fn a_partial_block_leaves_when_flush_after_expires() {
 }
 
 fn is_ack(frame: &ncmesh_proto::Frame) -> bool {
-    match &frame.body {
-        Body::Message(m) => matches!(m.downcast_ref::<Frame>(), Some(Frame::Ack(_))),
-        _ => false,
-    }
+    matches!(frame.as_message().and_then(|m| m.downcast_ref::<Frame>()), Some(Frame::Ack(_)))
 }
 
 #[test]
@@ -347,8 +343,8 @@ fn a_block_holds_a_packet_of_every_active_flow() {
     let sizes = Rc::new(RefCell::new(Vec::new()));
     let s = sizes.clone();
     c.mesh.mangle = Some(Box::new(move |_, _, frame| {
-        if let Body::Bytes { kind, bytes } = &frame.body {
-            if *kind == ncmesh_proto::honc::wire::KIND {
+        if let Some((kind, bytes)) = frame.as_bytes() {
+            if kind == ncmesh_proto::honc::wire::KIND {
                 if let Ok(Frame::Coded(coded)) = Frame::parse(bytes) {
                     s.borrow_mut().push(coded.size);
                 }
@@ -375,7 +371,7 @@ fn blocks_take_the_flows_in_turn() {
     let blocks = Rc::new(RefCell::new(Vec::new()));
     let seen = blocks.clone();
     c.mesh.drop = Box::new(move |_, _, frame| {
-        if let Body::Message(m) = &frame.body {
+        if let Some(m) = frame.as_message() {
             if let Some(Frame::Coded(coded)) = m.downcast_ref::<Frame>() {
                 if let ncmesh_proto::honc::wire::Symbol::Virtual { members, .. } = &coded.symbol {
                     let ports: Vec<u16> = members
@@ -440,8 +436,8 @@ fn frames_are_what_the_wire_format_says() {
     let seen = Rc::new(Cell::new(0));
     let s = seen.clone();
     c.mesh.mangle = Some(Box::new(move |_, _, frame| {
-        if let Body::Bytes { kind, bytes } = &frame.body {
-            if *kind == ncmesh_proto::honc::wire::KIND {
+        if let Some((kind, bytes)) = frame.as_bytes() {
+            if kind == ncmesh_proto::honc::wire::KIND {
                 let parsed = Frame::parse(bytes).expect("a HONC frame parses");
                 assert_eq!(parsed.wire_len(), bytes.len());
                 s.set(s.get() + 1);
@@ -535,10 +531,7 @@ fn delay_and_loss_estimates_follow_eqs_18_and_19() {
 
 /// The HONC frame a link frame carries, if any.
 fn honc_frame(frame: &ncmesh_proto::Frame) -> Option<&Frame> {
-    match &frame.body {
-        Body::Message(m) => m.downcast_ref::<Frame>(),
-        _ => None,
-    }
+    frame.as_message()?.downcast_ref::<Frame>()
 }
 
 /// 400 packets, 100 blocks or more, over one lossless hop, losing the first

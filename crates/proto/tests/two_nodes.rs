@@ -4,7 +4,6 @@
 //! encodings, the receiver checks the content it is delivered, and a byte
 //! flipped on the link is caught by a checksum and repaired by TCP.
 
-use ncmesh_proto::frame::Body;
 use ncmesh_proto::tcp::{Connection, TcpConfig, TcpReceiver, TcpSender};
 use ncmesh_proto::testing::mesh::{addr, LinkSpec, Mesh, MeshBuilder};
 use ncmesh_proto::{Data, Duration, FlowKey, Frame, Instant, Packet, Payload};
@@ -122,7 +121,7 @@ fn a_byte_flipped_on_the_link_is_caught_and_repaired() {
         if from != 0 || frames != 20 {
             return;
         }
-        let Body::Bytes { bytes, .. } = &mut frame.body else { panic!("a real-payload link carries bytes") };
+        let Some(bytes) = frame.bytes_mut() else { panic!("a real-payload link carries bytes") };
         let mut flipped = bytes.to_vec();
         flipped[100] ^= 0x40;
         *bytes = Arc::from(flipped);

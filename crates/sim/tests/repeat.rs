@@ -94,7 +94,7 @@ mod repeat {
 
     impl HopLayer for Repeat {
         fn handle_frame(&mut self, _now: Instant, _iface: IfaceId, frame: Frame, addressed: bool) -> Option<Frame> {
-            let transmitter = frame.transmitter;
+            let transmitter = frame.transmitter();
             let copy = match frame.into_message::<Copy>() {
                 Ok(copy) => copy,
                 Err(other) => return Some(other),
@@ -122,9 +122,10 @@ mod repeat {
                 return Some(frame);
             }
             let queued = iface.dequeue(now)?;
+            let next = queued.next();
             let copy = Copy { seq: self.next_seq[id], packet: queued.packet };
             self.next_seq[id] = self.next_seq[id].wrapping_add(1);
-            let frame = Frame::message(Receivers::One(queued.next), Box::new(copy));
+            let frame = Frame::message(Receivers::One(next), Box::new(copy));
             for _ in 1..self.copies {
                 self.again[id].push_back(frame.clone());
             }

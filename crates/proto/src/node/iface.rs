@@ -36,7 +36,22 @@ pub struct InterfaceInfo {
 #[derive(Clone, Debug)]
 pub struct Queued {
     pub packet: Packet,
-    pub next: Ipv4Addr,
+    /// The neighbour as an integer: a pointer and an integer pass between
+    /// functions in two registers, where a pointer and `Ipv4Addr`'s byte
+    /// array go through memory, written in two pieces and read back in
+    /// one, which the store buffer cannot forward.
+    next: u32,
+}
+
+impl Queued {
+    pub fn new(packet: Packet, next: Ipv4Addr) -> Queued {
+        Queued { packet, next: next.into() }
+    }
+
+    /// The neighbour the packet goes to.
+    pub fn next(&self) -> Ipv4Addr {
+        self.next.into()
+    }
 }
 
 /// A queue discipline: what waits for an interface, in which order, and
@@ -155,7 +170,7 @@ impl Interface {
     /// Queues `packet` for neighbour `next`, counting what the discipline drops.
     pub fn enqueue(&mut self, now: Instant, packet: Packet, next: Ipv4Addr) {
         self.maybe_queued = true;
-        if self.queue.enqueue(now, Queued { packet, next }).is_some() {
+        if self.queue.enqueue(now, Queued::new(packet, next)).is_some() {
             self.stats.dropped += 1;
         }
     }
@@ -182,10 +197,7 @@ mod tests {
 
     fn item(port: u16) -> Queued {
         let d = Datagram::new(port, 9, Data::EMPTY);
-        Queued {
-            packet: Packet::new(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, Payload::Udp(d)),
-            next: Ipv4Addr::LOCALHOST,
-        }
+        Queued::new(Packet::new(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, Payload::Udp(d)), Ipv4Addr::LOCALHOST)
     }
 
     fn port(q: &Queued) -> u16 {

@@ -82,7 +82,7 @@ pub trait HopLayer: Debug + Send + std::any::Any {
 
     /// Interface `id` can send: the frame to send now, if any.
     fn poll_frame(&mut self, now: Instant, _id: IfaceId, iface: &mut Interface) -> Option<Frame> {
-        iface.dequeue(now).map(|q| Frame::packet(q.next, q.packet))
+        iface.dequeue(now).map(|q| Frame::packet(q.next(), q.packet))
     }
 
     /// What became of the last frame interface `id` sent: it went on the

@@ -26,7 +26,7 @@ pub use iface::{DropTail, IfaceId, Interface, InterfaceInfo, InterfaceStats, Que
 pub use layer::{EndLayer, Forwarding, HopLayer, Outcome};
 pub use routes::{NextHop, Route, Routes};
 
-use crate::frame::{Body, Frame};
+use crate::frame::Frame;
 use crate::packet::{FlowKey, Packet, Parsers};
 use crate::time::Instant;
 use rustc_hash::FxHashMap;
@@ -185,7 +185,7 @@ impl Node {
 
     /// A frame arrived on interface `iface`, addressed to this node or overheard.
     pub fn handle_frame(&mut self, now: Instant, iface: IfaceId, frame: Frame, addressed: bool) {
-        let frame = if let Body::Bytes { .. } = frame.body {
+        let frame = if frame.as_bytes().is_some() {
             match frame.parsed(&self.config.parsers, self.config.addr) {
                 Ok(f) => f,
                 Err(_) => {
@@ -254,7 +254,7 @@ impl Node {
                 self.ifaces[id].maybe_queued = false;
                 continue;
             };
-            frame.transmitter = self.config.addr;
+            frame.set_transmitter(self.config.addr);
             if self.config.real_payloads {
                 match frame.into_bytes() {
                     Ok(f) => frame = f,

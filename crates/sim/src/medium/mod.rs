@@ -8,7 +8,6 @@
 //! reaches its receivers.
 
 use crate::rng::Rng;
-use ncmesh_proto::frame::Body;
 use ncmesh_proto::node::Outcome;
 use ncmesh_proto::{Duration, Frame, Instant};
 use std::collections::VecDeque;
@@ -131,7 +130,7 @@ impl Corruption {
         if self.p == 0.0 || !self.rng.chance(self.p) {
             return false;
         }
-        let Body::Bytes { bytes, .. } = &mut frame.body else { return false };
+        let Some(bytes) = frame.bytes_mut() else { return false };
         if bytes.is_empty() {
             return false;
         }
@@ -257,6 +256,9 @@ impl PointToPoint {
 }
 
 impl Medium for PointToPoint {
+    // Inlined into the driver, so that the frame goes from the node's
+    // registers into the queue, not through a copy on the stack.
+    #[inline]
     fn transmit(&mut self, now: Instant, port: Port, frame: Frame) {
         debug_assert!(port == 0 && self.sending.is_none() && !self.sent, "one transmitter, one frame at a time");
         let len = frame.wire_len();

@@ -787,7 +787,7 @@ impl Wifi {
                     s.stats.duplicates += 1;
                 } else {
                     let frame = air.frame.clone().expect("data frames carry a frame");
-                    let addressed = frame.receivers.includes(s.addr);
+                    let addressed = frame.is_for(s.addr);
                     s.stats.received += 1;
                     s.stats.overheard += !addressed as u64;
                     self.events.push_back(Event::Received { port: at, frame, addressed });
@@ -968,8 +968,9 @@ impl Wifi {
 
 impl Medium for Wifi {
     fn transmit(&mut self, now: Instant, port: Port, frame: Frame) {
-        let broadcast = frame.receivers == Receivers::All;
-        let addressee = match &frame.receivers {
+        let receivers = frame.receivers();
+        let broadcast = *receivers == Receivers::All;
+        let addressee = match &*receivers {
             Receivers::One(a) => Some(*a),
             Receivers::Set(set) => set.first().copied(),
             Receivers::All => None,

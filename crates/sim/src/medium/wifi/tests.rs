@@ -8,7 +8,7 @@ use super::medium::{FrameErrors, Interference, Kind, Link, PairStats, Wifi, Wifi
 use super::phy::{Phy, Preamble, Standard};
 use crate::medium::{Event, Medium, Phase, Port};
 use crate::rng::{Purpose, Rng};
-use ncmesh_proto::frame::Receivers;
+use ncmesh_proto::frame::{Body, FrameFields, Receivers};
 use ncmesh_proto::node::Outcome;
 use ncmesh_proto::wire::udp::Datagram;
 use ncmesh_proto::{Data, Duration, Frame, Instant, Packet, Payload};
@@ -43,12 +43,8 @@ fn addr(i: usize) -> Ipv4Addr {
 fn frame(from: usize, to: Option<usize>) -> Frame {
     let d = Datagram::new(1, 2, Data::Virtual { len: 1472, offset: 0 });
     let packet = Packet::new(addr(from), to.map_or(Ipv4Addr::BROADCAST, addr), Payload::Udp(d));
-    let mut f = Frame::packet(to.map_or(Ipv4Addr::BROADCAST, addr), packet);
-    if to.is_none() {
-        f.receivers = Receivers::All;
-    }
-    f.transmitter = addr(from);
-    f
+    let receivers = to.map_or(Receivers::All, |to| Receivers::One(addr(to)));
+    Frame::from(FrameFields { transmitter: addr(from), receivers, body: Body::Packet(packet) })
 }
 
 fn us(t: u64) -> Instant {
