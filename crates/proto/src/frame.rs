@@ -68,7 +68,7 @@ pub struct FrameFields {
 #[derive(Clone)]
 pub struct Frame(Repr);
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 enum Repr {
     Unicast { addrs: Addrs, packet: Packet },
     Boxed(Box<FrameFields>),
@@ -78,7 +78,7 @@ enum Repr {
 /// read whole: two 4-byte stores read back as one 8-byte load cannot be
 /// forwarded from the store buffer, and that stall was the costliest
 /// instruction of a frame's hand-off to its medium.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 struct Addrs(u64);
 
 impl Addrs {
@@ -106,9 +106,16 @@ impl From<FrameFields> for Frame {
     }
 }
 
+/// Prints the fields, in either form.
 impl std::fmt::Debug for Frame {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
+        let mut s = f.debug_struct("Frame");
+        s.field("transmitter", &self.transmitter()).field("receivers", &self.receivers());
+        match &self.0 {
+            Repr::Unicast { packet, .. } => s.field("packet", packet),
+            Repr::Boxed(fields) => s.field("body", &fields.body),
+        };
+        s.finish()
     }
 }
 
@@ -346,6 +353,7 @@ mod tests {
         frame.set_transmitter(A);
         assert_eq!((frame.transmitter(), &*frame.receivers()), (A, &Receivers::One(B)));
         assert!(frame.is_for(B) && !frame.is_for(A) && frame.as_message().is_none());
+        assert!(format!("{frame:?}").starts_with("Frame { transmitter: 10.0.0.1, receivers: One(10.0.0.2), packet:"));
         // Through its fields and back: the same frame, in either form.
         let mut fields = frame.into_fields();
         let again = Frame::from(fields.clone());
