@@ -158,6 +158,60 @@ fn a_head_resent_after_a_timeout_restarts_the_timer() {
 }
 
 #[test]
+fn a_resend_found_lost_after_a_timeout_starts_a_fast_recovery() {
+    use ncmesh_proto::tcp::{Profile, TcpSender};
+    use ncmesh_proto::testing::{ack, drain, CONN};
+    // Linux leaves `TCP_CA_Loss` for `TCP_CA_Recovery` when RACK finds a
+    // resend lost, on an ACK (`FLAG_LOST_RETRANS`) or when its reordering
+    // timer marks it (`tcp_rack_reo_timeout`), before what was outstanding
+    // at the timeout is acknowledged.
+    for by_timer in [true, false] {
+        let config = TcpConfig {
+            variant: Variant::Reno,
+            handshake: false,
+            timestamps: false,
+            initial_cwnd: 4,
+            mss: MSS as u32,
+            frto: false,
+            ..TcpConfig::profile(Profile::Linux)
+        };
+        let mut s = TcpSender::new(&config, CONN);
+        s.push(u64::MAX);
+        drain(&mut s, Instant::ZERO);
+        // As above: the first segment arrives, everything after it is lost,
+        // and the timeout resends from 1000 with 6000 outstanding.
+        s.handle_ack(Instant::ZERO + Duration::from_millis(100), &ack(1000, u16::MAX, &[]));
+        drain(&mut s, Instant::ZERO + Duration::from_millis(100));
+        let timeout = loop {
+            let t = s.poll_timeout().unwrap();
+            s.handle_timeout(t);
+            drain(&mut s, t);
+            if s.stats().timeouts > 0 {
+                break t;
+            }
+        };
+        let point = s.snd_max();
+        let ms = |n| timeout + Duration::from_millis(n);
+        s.handle_ack(ms(100), &ack(2000, u16::MAX, &[]));
+        drain(&mut s, ms(100));
+        // The resend of 2000 is lost, that of 3000 arrives.
+        s.handle_ack(ms(200), &ack(2000, u16::MAX, &[(3000, 4000)]));
+        assert!(!s.in_recovery());
+        let found = s.poll_timeout().unwrap();
+        if by_timer {
+            s.handle_timeout(found);
+        } else {
+            // The same SACK again, once the resend's time is up.
+            s.handle_ack(found, &ack(2000, u16::MAX, &[(3000, 4000)]));
+        }
+        assert!(s.in_recovery(), "by timer: {by_timer}");
+        assert_eq!(s.stats().fast_retransmits, 1, "by timer: {by_timer}");
+        assert!(s.snd_una() < point && s.lost_bytes() > 0, "by timer: {by_timer}");
+        assert_eq!(drain(&mut s, found).first().map(|x| x.seq), Some(2000), "by timer: {by_timer}");
+    }
+}
+
+#[test]
 fn a_recovery_that_ends_with_losses_above_its_point_runs_straight_into_the_next() {
     // The linux profile, with CUBIC and with BBR. Segment 20 is lost three
     // times, so the recovery it starts lasts three round trips; segment

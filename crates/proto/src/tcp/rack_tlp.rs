@@ -18,22 +18,36 @@ impl TcpSender {
         self.config().rack && self.uses_sack()
     }
 
-    /// RFC 8985 6.2 step 5 after an ACK (or when the reordering timer
-    /// fires): marks what time says is lost, starts recovery while anything
-    /// marked lost is outstanding (Linux's `tcp_time_to_recover`: also
-    /// right after a recovery ends with losses above its point, so that
-    /// the state goes from recovery to recovery on one ACK), and arms the
-    /// reordering timer for what it cannot decide yet. Not after a timeout
-    /// until what was sent before it is acknowledged (`TCP_CA_Loss`).
-    pub(crate) fn rack_detect_loss(&mut self, now: Instant, outstanding: u64) {
+    /// RFC 8985 6.2 step 5 after an ACK, or when the reordering timer fires
+    /// (`by_timer`): marks what time says is lost, starts recovery while
+    /// anything marked lost is outstanding (Linux's `tcp_time_to_recover`:
+    /// also right after a recovery ends with losses above its point, so
+    /// that the state goes from recovery to recovery on one ACK), and arms
+    /// the reordering timer for what it cannot decide yet.
+    ///
+    /// After a timeout (`TCP_CA_Loss`) Linux starts a fast recovery only
+    /// when a resend is found lost on an ACK (`tcp_fastretrans_alert`'s
+    /// `FLAG_LOST_RETRANS`), or when its reordering timer marks anything
+    /// (`tcp_rack_reo_timeout`); the timeout's recovery then ends, and the
+    /// new one runs to what has been sent by now.
+    pub(crate) fn rack_detect_loss(&mut self, now: Instant, outstanding: u64, by_timer: bool) {
         let Some(latest) = self.rack.latest else { return };
         let sacked_enough = self.board.sacked_bytes() >= self.dupthresh as u64 * self.mss;
         let reo_wnd = self.rack.reordering_window(self.in_recovery(), sacked_enough, self.rtt.srtt());
-        let pending = self.board.mark_lost_sent_before(latest.sent, latest.end, now, self.rack.rtt + reo_wnd);
-        self.rack.reordering_deadline = pending.map(|left| now + left);
-        if self.board.lost_bytes() > 0 && self.state == State::Open && !self.in_timeout_recovery() {
-            self.enter_recovery(now, outstanding);
+        let lost_before = self.board.lost_total();
+        let marks = self.board.mark_lost_sent_before(latest.sent, latest.end, now, self.rack.rtt + reo_wnd);
+        self.rack.reordering_deadline = marks.wait.map(|left| now + left);
+        if self.board.lost_bytes() == 0 || self.state != State::Open {
+            return;
         }
+        if self.in_timeout_recovery() {
+            let marked = self.board.lost_total() > lost_before;
+            if !(marks.lost_resend || by_timer && marked) {
+                return;
+            }
+            self.leave_timeout_recovery();
+        }
+        self.enter_recovery(now, outstanding);
     }
 
     /// RFC 8985 7.2: arms the probe timeout while data is outstanding, no

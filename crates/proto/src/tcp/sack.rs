@@ -26,6 +26,15 @@ const RETRANS: u8 = 4;
 /// Ever retransmitted: its ACK is ambiguous for RTT (Karn).
 const EVER_RETRANS: u8 = 8;
 
+/// What one pass of RACK's loss marking found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RackMarks {
+    /// How long the next candidate still has to wait, for the reordering timer.
+    pub wait: Option<Duration>,
+    /// A resend in flight was marked lost (Linux's `FLAG_LOST_RETRANS`).
+    pub lost_resend: bool,
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct SentSegment {
     pub seq: u64,
@@ -314,16 +323,15 @@ impl Scoreboard {
     /// RACK's loss marking (RFC 8985 6.2 step 5): every segment neither
     /// SACKed nor already waiting to be resent that was last sent before
     /// `before` (and `before_end` on a tie) and `wait` ago is lost; a
-    /// retransmission so marked is due again. Returns how long the next
-    /// candidate still has to wait, for the reordering timer.
+    /// retransmission so marked is due again.
     pub fn mark_lost_sent_before(
         &mut self,
         before: Instant,
         before_end: u64,
         now: Instant,
         wait: Duration,
-    ) -> Option<Duration> {
-        let mut next: Option<Duration> = None;
+    ) -> RackMarks {
+        let mut marks = RackMarks::default();
         for i in 0..self.segs.len() {
             let s = self.segs[i];
             if s.is_sacked() || s.is_pending() || (s.last_sent, s.end()) >= (before, before_end) {
@@ -331,14 +339,15 @@ impl Scoreboard {
             }
             let due = s.last_sent + wait;
             if due <= now {
+                marks.lost_resend |= s.flags & RETRANS != 0;
                 self.set_flags(i, (s.flags | LOST) & !RETRANS);
                 self.pending_from = self.pending_from.min(s.seq);
             } else {
                 let left = due - now;
-                next = Some(next.map_or(left, |n| n.max(left)));
+                marks.wait = Some(marks.wait.map_or(left, |n| n.max(left)));
             }
         }
-        next
+        marks
     }
 
     /// The last segment sent, for a tail loss probe to resend.

@@ -381,7 +381,7 @@ impl TcpSender {
         }
         if self.rack_enabled() {
             self.rack_on_ack(now, acked);
-            self.rack_detect_loss(now, outstanding);
+            self.rack_detect_loss(now, outstanding, false);
             self.arm_probe(now);
         }
         if self.rate.is_some() {
@@ -542,7 +542,7 @@ impl TcpSender {
         if self.rack.reordering_deadline.is_some_and(|d| now >= d) {
             self.rack.reordering_deadline = None;
             let outstanding = self.snd_max - self.snd_una;
-            self.rack_detect_loss(now, outstanding);
+            self.rack_detect_loss(now, outstanding, true);
         }
         // A probe due no later than the RTO goes first (Linux replaces the RTO timer with it).
         if let Some(probe) = self.rack.probe_deadline.filter(|&d| now >= d && self.rto_deadline.is_none_or(|r| d <= r))
@@ -1027,6 +1027,16 @@ impl TcpSender {
         // RACK may start a fast recovery on this same ACK.
         self.recover = None;
         self.timeouts_in_a_row = 0;
+    }
+
+    /// Ends the timeout's recovery before what was sent before it is
+    /// acknowledged, for a fast recovery to take over (Linux's
+    /// `tcp_enter_recovery` from `TCP_CA_Loss`): F-RTO stops, and the
+    /// timeout can no longer be undone.
+    pub(crate) fn leave_timeout_recovery(&mut self) {
+        self.loss_until = None;
+        self.frto = false;
+        self.undo = None;
     }
 
     /// What the sender knows of its state for a rate sample, before the
