@@ -4,8 +4,8 @@
 //! restarted when the head is resent, as Linux does); a lost tail is probed
 //! after two SRTTs instead of waiting for the RTO.
 
-use ncmesh_proto::tcp::{Delivered, Rack, Recovery, TcpConfig, TxRate, Variant};
-use ncmesh_proto::testing::{drop_first_transmission, offset_of, DropFn, Link, Pair};
+use ncmesh_proto::tcp::{Delivered, Profile, Rack, Recovery, TcpConfig, TcpSender, TxRate, Variant};
+use ncmesh_proto::testing::{ack, drain, drop_first_transmission, offset_of, DropFn, Link, Pair, CONN};
 use ncmesh_proto::time::{Duration, Instant};
 
 const MSS: u64 = 1000;
@@ -110,12 +110,13 @@ fn a_lost_tail_is_probed_after_two_srtts() {
     assert_eq!(p.sender.stats().timeouts, 1);
 }
 
-#[test]
-fn a_head_resent_after_a_timeout_restarts_the_timer() {
-    use ncmesh_proto::tcp::{Profile, TcpSender};
-    use ncmesh_proto::testing::{ack, drain, CONN};
-    // Linux restarts the RTO whenever it resends the head of its queue,
-    // after a timeout as in recovery (`tcp_xmit_retransmit_queue`).
+/// Reno in the linux profile after a timeout: of a first flight of four,
+/// the first segment arrived (an RTT of 100 ms); the rest, what its ACK
+/// sent and the tail probe were lost, and the timeout resent the head
+/// alone. The head arrives, the next two resends go out, and only the
+/// second of them arrives. Returns the sender, the timeout's recovery
+/// point, and when RACK's time is up for the lost resend.
+fn a_resend_lost_after_a_timeout() -> (TcpSender, u64, Instant) {
     let config = TcpConfig {
         variant: Variant::Reno,
         handshake: false,
@@ -129,9 +130,6 @@ fn a_head_resent_after_a_timeout_restarts_the_timer() {
     let mut s = TcpSender::new(&config, CONN);
     s.push(u64::MAX);
     assert_eq!(drain(&mut s, Instant::ZERO).len(), 4);
-    // The first segment arrives, an RTT of 100 ms; the rest of the flight,
-    // what its ACK sends and the tail probe are lost: the timeout resends
-    // the head alone.
     s.handle_ack(Instant::ZERO + Duration::from_millis(100), &ack(1000, u16::MAX, &[]));
     drain(&mut s, Instant::ZERO + Duration::from_millis(100));
     let timeout = loop {
@@ -143,15 +141,24 @@ fn a_head_resent_after_a_timeout_restarts_the_timer() {
             break t;
         }
     };
+    let point = s.snd_max();
     let ms = |n| timeout + Duration::from_millis(n);
-    // It arrives; the next two go out, and only the second of them arrives.
     s.handle_ack(ms(100), &ack(2000, u16::MAX, &[]));
     assert_eq!(drain(&mut s, ms(100)).iter().map(|x| x.seq).collect::<Vec<_>>(), [2000, 3000]);
     s.handle_ack(ms(200), &ack(2000, u16::MAX, &[(3000, 4000)]));
-    // RACK finds the new head lost once its reordering window has passed,
-    // and resends it.
+    assert!(!s.in_recovery());
     let found = s.poll_timeout().unwrap();
     assert!(found < ms(300), "the reordering timer, not the RTO: {found}");
+    (s, point, found)
+}
+
+#[test]
+fn a_head_resent_after_a_timeout_restarts_the_timer() {
+    // Linux restarts the RTO whenever it resends the head of its queue,
+    // after a timeout as in recovery (`tcp_xmit_retransmit_queue`): RACK
+    // finds the new head lost once its reordering window has passed, and
+    // resends it.
+    let (mut s, _, found) = a_resend_lost_after_a_timeout();
     s.handle_timeout(found);
     assert_eq!(drain(&mut s, found).first().map(|x| x.seq), Some(2000));
     assert_eq!(s.poll_timeout(), Some(found + s.rto()));
@@ -159,45 +166,12 @@ fn a_head_resent_after_a_timeout_restarts_the_timer() {
 
 #[test]
 fn a_resend_found_lost_after_a_timeout_starts_a_fast_recovery() {
-    use ncmesh_proto::tcp::{Profile, TcpSender};
-    use ncmesh_proto::testing::{ack, drain, CONN};
     // Linux leaves `TCP_CA_Loss` for `TCP_CA_Recovery` when RACK finds a
     // resend lost, on an ACK (`FLAG_LOST_RETRANS`) or when its reordering
     // timer marks it (`tcp_rack_reo_timeout`), before what was outstanding
     // at the timeout is acknowledged.
     for by_timer in [true, false] {
-        let config = TcpConfig {
-            variant: Variant::Reno,
-            handshake: false,
-            timestamps: false,
-            initial_cwnd: 4,
-            mss: MSS as u32,
-            frto: false,
-            ..TcpConfig::profile(Profile::Linux)
-        };
-        let mut s = TcpSender::new(&config, CONN);
-        s.push(u64::MAX);
-        drain(&mut s, Instant::ZERO);
-        // As above: the first segment arrives, everything after it is lost,
-        // and the timeout resends from 1000 with 6000 outstanding.
-        s.handle_ack(Instant::ZERO + Duration::from_millis(100), &ack(1000, u16::MAX, &[]));
-        drain(&mut s, Instant::ZERO + Duration::from_millis(100));
-        let timeout = loop {
-            let t = s.poll_timeout().unwrap();
-            s.handle_timeout(t);
-            drain(&mut s, t);
-            if s.stats().timeouts > 0 {
-                break t;
-            }
-        };
-        let point = s.snd_max();
-        let ms = |n| timeout + Duration::from_millis(n);
-        s.handle_ack(ms(100), &ack(2000, u16::MAX, &[]));
-        drain(&mut s, ms(100));
-        // The resend of 2000 is lost, that of 3000 arrives.
-        s.handle_ack(ms(200), &ack(2000, u16::MAX, &[(3000, 4000)]));
-        assert!(!s.in_recovery());
-        let found = s.poll_timeout().unwrap();
+        let (mut s, point, found) = a_resend_lost_after_a_timeout();
         if by_timer {
             s.handle_timeout(found);
         } else {
@@ -222,7 +196,7 @@ fn a_recovery_that_ends_with_losses_above_its_point_runs_straight_into_the_next(
     // open with data marked lost, and each segment is resent as often as it
     // was lost.
     for variant in [Variant::Cubic, Variant::Bbr] {
-        let linux = TcpConfig::profile(ncmesh_proto::tcp::Profile::Linux);
+        let linux = TcpConfig::profile(Profile::Linux);
         let config = TcpConfig { mss: MSS as u32, variant, ..linux };
         let mut sent = std::collections::HashMap::<u64, u32>::new();
         let drop: DropFn = Box::new(move |_, seg| {
@@ -254,7 +228,7 @@ fn with_rack_a_segment_is_resent_only_after_its_last_copy_was_lost() {
     // On a path that never reorders, a resend whose previous copy arrived
     // is spurious. RFC 6675 resends the head when recovery starts; RACK
     // resends only what time marked lost, as Linux does, so none is.
-    let linux = TcpConfig::profile(ncmesh_proto::tcp::Profile::Linux);
+    let linux = TcpConfig::profile(Profile::Linux);
     for variant in [Variant::Cubic, Variant::Bbr] {
         let config = TcpConfig { mss: MSS as u32, variant, ..linux.clone() };
         let copies = std::rc::Rc::new(std::cell::RefCell::new(std::collections::HashMap::<u64, Vec<bool>>::new()));
