@@ -1022,17 +1022,16 @@ impl TcpSender {
             self.w.cwnd = self.cc.undo_cwnd(&self.w, cwnd);
             self.w.ssthresh = self.w.ssthresh.max(ssthresh);
         }
-        self.loss_until = None;
-        self.frto = false;
+        self.leave_timeout_recovery();
         // RACK may start a fast recovery on this same ACK.
         self.recover = None;
         self.timeouts_in_a_row = 0;
     }
 
     /// Ends the timeout's recovery before what was sent before it is
-    /// acknowledged, for a fast recovery to take over (Linux's
-    /// `tcp_enter_recovery` from `TCP_CA_Loss`): F-RTO stops, and the
-    /// timeout can no longer be undone.
+    /// acknowledged: it was spurious, or a fast recovery takes over
+    /// (Linux's `tcp_enter_recovery` from `TCP_CA_Loss`). F-RTO stops, and
+    /// the timeout can no longer be undone.
     pub(crate) fn leave_timeout_recovery(&mut self) {
         self.loss_until = None;
         self.frto = false;
