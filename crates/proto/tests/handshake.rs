@@ -57,6 +57,22 @@ fn a_path_longer_than_the_initial_rto_costs_no_timeout() {
 }
 
 #[test]
+fn a_syn_sent_at_time_zero_and_again_is_still_timed_by_its_echo() {
+    // Each end's timestamp clock starts at its ISN, as Linux offsets each
+    // connection's: the first SYN's value is not zero, so its echo reads
+    // as one and gives the handshake's sample although the SYN was resent.
+    let config = TcpConfig { mss: 1000, ..TcpConfig::profile(Profile::Linux) };
+    let (fwd, rev) = chain(drop_none());
+    let mut p = Pair::with_isns(&config, 0x5EED_0001, 0x5EED_0002, fwd, rev);
+    p.sender.open();
+    p.flush();
+    assert!(p.run_until(secs(2.0), |p| p.sender.phase() == Phase::Established));
+    assert_eq!(p.sender.stats().syn_retransmits, 1);
+    let rtt = p.sender.srtt().expect("the handshake's sample");
+    assert!(rtt > Duration::from_secs(1) && rtt < Duration::from_millis(1100), "{rtt:?}");
+}
+
+#[test]
 fn without_a_handshake_the_same_path_times_out_at_the_start() {
     // What the issue found: ns-2's agents start established with a 1 s RTO
     // and no sample, so the first window is sent twice.

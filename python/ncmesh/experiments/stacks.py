@@ -405,8 +405,8 @@ def ncmesh_bbr(
 ) -> Any:
     """ncmesh's ``profile = "linux"`` BBR over ``path``: the run's result.
 
-    Flow k opens its connection ``leads[k]`` seconds before all flows start
-    their data together, as iperf3's streams do (by default the leads of
+    Flow k sends its SYN ``leads[k]`` seconds before all flows start their
+    data together, as iperf3's streams do (by default the leads of
     :func:`iperf3_leads`); each flow's goodput is over ``duration_s`` of data."""
     leads = iperf3_leads(path, loss, flows, seed) if leads is None else leads
     first = max(leads)
@@ -426,8 +426,8 @@ def ncmesh_bbr(
 
 
 def iperf3_leads(path: Path_, loss: float, flows: int, seed: int) -> list[float]:
-    """How long each of iperf3's streams is connected before the data
-    starts, in seconds, drawn for ``seed``.
+    """How long before the data starts each of iperf3's streams sends its
+    first SYN, in seconds, drawn for ``seed``.
 
     The client connects its streams one after another, each once the
     previous one's SYN is answered, and writes a cookie on each; the server
@@ -440,8 +440,8 @@ def iperf3_leads(path: Path_, loss: float, flows: int, seed: int) -> list[float]
     first sending (3 RTT, the first sample's SRTT + 4 x RTTVAR, at least
     200 ms above it) expires, then after RTOs doubling each time. No wait
     exceeds ``TCP_RTO_MAX`` (120 s). BBR's min-RTT filter dates from each
-    handshake, so on a long path the kernel's first ProbeRTT falls this
-    much earlier in the data."""
+    handshake's sample, so on a long path the kernel's first ProbeRTT falls
+    that much earlier in the data."""
     rng = random.Random(seed)
     lost = 1.0 - (1.0 - loss) ** path.hops
     rtt = path.rtt_s
@@ -465,13 +465,13 @@ def iperf3_leads(path: Path_, loss: float, flows: int, seed: int) -> list[float]
         first = (probe, rto - probe) if probe < rto else (rto,)
         return itertools.chain(first, doubling(2 * rto))
 
-    now, connected, cookies_in = 0.0, [], []
+    now, opened, cookies_in = 0.0, [], []
     for _ in range(flows):
+        opened.append(now)
         now += wait_until_through(syn_retries()) + rtt
-        connected.append(now)
         cookies_in.append(now + wait_until_through(cookie_retries()) + rtt / 2)
     start = max(cookies_in) + rtt / 2
-    return [start - t for t in connected]
+    return [start - t for t in opened]
 
 
 def against_bbr(

@@ -34,6 +34,7 @@
 //! until its ACK has left, which it does before the application is woken.
 //! Linux's memory-pressure paths are not modelled.
 
+use super::TsClock;
 use crate::time::{Duration, Instant};
 
 /// `TCP_RMEM_TO_WIN_SCALE`: `scaling_ratio` is in 1/256ths.
@@ -74,6 +75,8 @@ pub struct Autotune {
     rtt_time: Instant,
     /// The last echoed timestamp a sample was taken from (`rcv_rtt_last_tsecr`).
     last_echo: Option<u32>,
+    /// The receiving end's timestamp clock, which the echoes read.
+    clock: TsClock,
     /// The last window advertised and `rcv_nxt` when it was (`rcv_wnd`, `rcv_wup`).
     rcv_wnd: u64,
     rcv_wup: u64,
@@ -84,8 +87,8 @@ pub struct Autotune {
 impl Autotune {
     /// A buffer of `rcvbuf` bytes that may grow to `rcvbuf_max`, for segments
     /// of `mss` payload bytes that each take `truesize` bytes of memory, with
-    /// windows in units of `1 << window_scale`.
-    pub fn new(rcvbuf: u64, rcvbuf_max: u64, truesize: u64, mss: u64, window_scale: u8) -> Autotune {
+    /// windows in units of `1 << window_scale`, timing echoes of `clock`.
+    pub fn new(rcvbuf: u64, rcvbuf_max: u64, truesize: u64, mss: u64, window_scale: u8, clock: TsClock) -> Autotune {
         let mut a = Autotune {
             rcvbuf,
             rcvbuf_max: rcvbuf_max.max(rcvbuf),
@@ -102,6 +105,7 @@ impl Autotune {
             rtt_seq: None,
             rtt_time: Instant::ZERO,
             last_echo: None,
+            clock,
             rcv_wnd: 0,
             rcv_wup: 0,
             unit: 1 << window_scale,
@@ -205,9 +209,8 @@ impl Autotune {
         if len < self.rcv_mss {
             return;
         }
-        let sample = super::micros(now).wrapping_sub(echo) as i32;
-        if sample > 0 {
-            self.update_rtt(Duration::from_micros(sample as u64), false);
+        if let Some(sample) = self.clock.since(now, echo).filter(|s| s.as_nanos() > 0) {
+            self.update_rtt(sample, false);
         }
     }
 
@@ -333,7 +336,7 @@ mod tests {
     const TRUESIZE: u64 = 2304;
 
     fn buffer() -> Autotune {
-        let mut a = Autotune::new(131_072, 4096 * TRUESIZE, TRUESIZE, MSS, 10);
+        let mut a = Autotune::new(131_072, 4096 * TRUESIZE, TRUESIZE, MSS, 10, TsClock::default());
         a.on_established(Instant::from_secs_f64(1.0), 0);
         a
     }
@@ -364,7 +367,7 @@ mod tests {
     /// round trip, 7000 held above a hole.
     fn grown() -> Autotune {
         let mut a = buffer();
-        let echo = crate::tcp::micros(at(1.0));
+        let echo = TsClock::default().read(at(1.0));
         a.on_data(at(2.05), MSS, Some(echo), true, MSS, held(0, MSS));
         a.on_read(at(3.2), 18_000, held(4 * MSS, 25_000));
         a
@@ -387,7 +390,7 @@ mod tests {
     #[test]
     fn a_read_of_more_than_the_last_measure_grows_the_buffer() {
         let mut a = buffer();
-        let echo = crate::tcp::micros(at(1.0));
+        let echo = TsClock::default().read(at(1.0));
         a.on_data(at(2.05), MSS, Some(echo), true, MSS, held(0, MSS));
         assert_eq!(a.rtt(), Some(Duration::from_millis(1050)));
         assert_eq!(a.space(), 10 * MSS);
@@ -405,7 +408,7 @@ mod tests {
     #[test]
     fn a_measure_lasts_at_least_one_rtt() {
         let mut a = buffer();
-        let echo = crate::tcp::micros(at(1.0));
+        let echo = TsClock::default().read(at(1.0));
         a.on_data(at(2.0), MSS, Some(echo), true, MSS, held(0, MSS));
         a.on_read(at(1.5), 50_000, held(0, 50_000));
         assert_eq!((a.space(), a.rcvbuf()), (10 * MSS, 131_072));
@@ -460,11 +463,11 @@ mod tests {
     #[test]
     fn a_larger_timestamp_sample_moves_the_estimate_an_eighth_of_the_way() {
         let mut a = buffer();
-        a.on_data(at(2.0), MSS, Some(crate::tcp::micros(at(1.0))), true, MSS, held(0, MSS));
-        a.on_data(at(3.8), MSS, Some(crate::tcp::micros(at(2.0))), true, 2 * MSS, held(0, 2 * MSS));
+        a.on_data(at(2.0), MSS, Some(TsClock::default().read(at(1.0))), true, MSS, held(0, MSS));
+        a.on_data(at(3.8), MSS, Some(TsClock::default().read(at(2.0))), true, 2 * MSS, held(0, 2 * MSS));
         assert_eq!(a.rtt(), Some(Duration::from_millis(1100)));
         // The same echo again gives no sample.
-        a.on_data(at(5.0), MSS, Some(crate::tcp::micros(at(2.0))), true, 3 * MSS, held(0, 3 * MSS));
+        a.on_data(at(5.0), MSS, Some(TsClock::default().read(at(2.0))), true, 3 * MSS, held(0, 3 * MSS));
         assert_eq!(a.rtt(), Some(Duration::from_millis(1100)));
     }
 }

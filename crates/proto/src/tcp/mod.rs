@@ -61,7 +61,7 @@ pub use sender::{Phase, SenderStats, TcpSender};
 pub use vegas::Vegas;
 pub use wire::{Flags, SackBlock, Segment, SynOptions, Timestamps, BASE_HEADER_BYTES, MAX_SACK_BLOCKS, PROTOCOL};
 
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// What a handshake settles, seen from one end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,7 +86,30 @@ impl Connection {
     }
 }
 
-/// The timestamp clock (RFC 7323): microseconds, modulo 2^32.
+/// Microseconds, modulo 2^32: the timestamp clocks' time base.
 pub(crate) fn micros(now: Instant) -> u32 {
     (now.0 / 1000) as u32
+}
+
+/// One end's timestamp clock (RFC 7323): microseconds, modulo 2^32, from
+/// a start of the end's own. Linux offsets each connection's clock by a
+/// random amount (`tsoffset`), so a SYN sent at time zero still carries a
+/// nonzero value and its echo counts; here each end starts at its ISN.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TsClock(u32);
+
+impl TsClock {
+    pub fn starting_at(start: u32) -> TsClock {
+        TsClock(start)
+    }
+
+    pub fn read(self, now: Instant) -> u32 {
+        micros(now).wrapping_add(self.0)
+    }
+
+    /// The time since the clock read `value`; none if `value` is ahead of it.
+    pub fn since(self, now: Instant, value: u32) -> Option<Duration> {
+        let micros = self.read(now).wrapping_sub(value) as i32;
+        (micros >= 0).then(|| Duration::from_micros(micros as u64))
+    }
 }

@@ -8,7 +8,7 @@ use super::handshake::{self, SynTimer};
 use super::quickack::QuickAck;
 use super::sack::SackBlock;
 use super::wire::{self, Flags, Segment, Timestamps, MAX_SACK_BLOCKS};
-use super::{micros, Connection};
+use super::{Connection, TsClock};
 use crate::data::Data;
 use crate::time::{Duration, Instant};
 
@@ -75,6 +75,7 @@ pub struct TcpReceiver {
     /// In-order segments received and not yet acknowledged.
     unacked_segments: u32,
     delack_deadline: Option<Instant>,
+    ts_clock: TsClock,
     /// RFC 7323 TS.Recent and Last.ACK.sent.
     ts_recent: Option<u32>,
     last_ack_sent: u64,
@@ -127,6 +128,7 @@ impl TcpReceiver {
                     truesize,
                     config.mss as u64,
                     config.window_scale(),
+                    TsClock::starting_at(conn.local_isn),
                 )
             }),
             delayed_ack: config.delayed_ack,
@@ -141,6 +143,7 @@ impl TcpReceiver {
             sack_history_len: 0,
             unacked_segments: 0,
             delack_deadline: None,
+            ts_clock: TsClock::starting_at(conn.local_isn),
             ts_recent: None,
             last_ack_sent: 0,
             acks: VecDeque::new(),
@@ -332,7 +335,7 @@ impl TcpReceiver {
         // RFC 7323 2.2: answer the option only if the SYN carried it.
         s.syn_options.window_scale = self.peer_scales.then_some(self.window_scale);
         if self.timestamps {
-            s.timestamp = Some(Timestamps { value: micros(now), echo: self.ts_recent.unwrap_or(0) });
+            s.timestamp = Some(Timestamps { value: self.ts_clock.read(now), echo: self.ts_recent.unwrap_or(0) });
         }
         self.snd_seq = self.conn.local_isn.wrapping_add(1);
         self.stats.acks_sent += 1;
@@ -509,7 +512,7 @@ impl TcpReceiver {
         self.tune(|a, rcv_nxt, buffered| window = a.select_window(rcv_nxt, buffered));
         ack.window = (window >> self.window_scale) as u16;
         if self.timestamps {
-            ack.timestamp = Some(Timestamps { value: micros(now), echo: self.ts_recent.unwrap_or(0) });
+            ack.timestamp = Some(Timestamps { value: self.ts_clock.read(now), echo: self.ts_recent.unwrap_or(0) });
         }
         if self.sack && !self.held.is_empty() {
             // RFC 2018 section 3: three blocks fit beside the timestamp option.

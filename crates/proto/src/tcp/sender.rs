@@ -11,7 +11,7 @@ use super::rate::{CaState, DeliveryRate, RateSample};
 use super::rtt::RttEstimator;
 use super::sack::{SackBlock, Scoreboard};
 use super::wire::{Flags, Segment, Timestamps, MAX_SACK_BLOCKS};
-use super::{micros, Connection};
+use super::{Connection, TsClock};
 use crate::data::Data;
 use crate::time::{Duration, Instant};
 
@@ -157,6 +157,7 @@ pub struct TcpSender {
     /// Send the first lost segment even if the window is full (fast retransmit).
     pub(crate) force_retransmit: bool,
     pub(crate) rto_deadline: Option<Instant>,
+    ts_clock: TsClock,
     /// The receiver's latest TSval, echoed as TSecr.
     ts_recent: Option<u32>,
     pub(crate) stats: SenderStats,
@@ -233,6 +234,7 @@ impl TcpSender {
             last_timeout_una: None,
             force_retransmit: false,
             rto_deadline: None,
+            ts_clock: TsClock::starting_at(conn.local_isn),
             ts_recent: None,
             stats: SenderStats::default(),
         }
@@ -445,7 +447,7 @@ impl TcpSender {
         // RFC 7323 section 4.1: with timestamps every ACK of new data is an
         // unambiguous sample; otherwise Karn's rule.
         let mut sample = match timestamp {
-            Some(ts) if self.timestamps => Some(Duration::from_micros(micros(now).wrapping_sub(ts.echo) as u64)),
+            Some(ts) if self.timestamps => self.ts_clock.since(now, ts.echo),
             _ if acked.retransmitted => None,
             _ => acked.newest_sent.map(|t| now - t),
         };
@@ -713,7 +715,7 @@ impl TcpSender {
         syn.window = self.config.window_bytes().min(u16::MAX as u64) as u16;
         syn.syn_options = handshake::offer(&self.config);
         if self.config.timestamps {
-            syn.timestamp = Some(Timestamps { value: micros(now), echo: 0 });
+            syn.timestamp = Some(Timestamps { value: self.ts_clock.read(now), echo: 0 });
         }
         syn
     }
@@ -747,7 +749,7 @@ impl TcpSender {
         let sample = match syn_ack.timestamp {
             Some(ts) if settled.timestamps && ts.echo != 0 => {
                 self.ts_recent = Some(ts.value);
-                Some(Duration::from_micros(micros(now).wrapping_sub(ts.echo) as u64))
+                self.ts_clock.since(now, ts.echo)
             }
             ts => {
                 self.ts_recent = ts.map(|t| t.value);
@@ -781,7 +783,7 @@ impl TcpSender {
         seg.flags = Flags::ACK;
         seg.data = Data::Virtual { len, offset };
         if self.timestamps {
-            seg.timestamp = Some(Timestamps { value: micros(now), echo: self.ts_recent.unwrap_or(0) });
+            seg.timestamp = Some(Timestamps { value: self.ts_clock.read(now), echo: self.ts_recent.unwrap_or(0) });
         }
         seg
     }
