@@ -84,6 +84,11 @@ impl Connection {
             remote_isn: self.local_isn,
         }
     }
+
+    /// This end's timestamp clock, which starts at its ISN.
+    pub fn ts_clock(self) -> TsClock {
+        TsClock(self.local_isn)
+    }
 }
 
 /// Microseconds, modulo 2^32: the timestamp clocks' time base.
@@ -94,15 +99,12 @@ pub(crate) fn micros(now: Instant) -> u32 {
 /// One end's timestamp clock (RFC 7323): microseconds, modulo 2^32, from
 /// a start of the end's own. Linux offsets each connection's clock by a
 /// random amount (`tsoffset`), so a SYN sent at time zero still carries a
-/// nonzero value and its echo counts; here each end starts at its ISN.
+/// nonzero value and its echo counts; here each end starts at its ISN
+/// ([`Connection::ts_clock`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TsClock(u32);
 
 impl TsClock {
-    pub fn starting_at(start: u32) -> TsClock {
-        TsClock(start)
-    }
-
     pub fn read(self, now: Instant) -> u32 {
         micros(now).wrapping_add(self.0)
     }

@@ -128,7 +128,7 @@ impl TcpReceiver {
                     truesize,
                     config.mss as u64,
                     config.window_scale(),
-                    TsClock::starting_at(conn.local_isn),
+                    conn.ts_clock(),
                 )
             }),
             delayed_ack: config.delayed_ack,
@@ -143,7 +143,7 @@ impl TcpReceiver {
             sack_history_len: 0,
             unacked_segments: 0,
             delack_deadline: None,
-            ts_clock: TsClock::starting_at(conn.local_isn),
+            ts_clock: conn.ts_clock(),
             ts_recent: None,
             last_ack_sent: 0,
             acks: VecDeque::new(),

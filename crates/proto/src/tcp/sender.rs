@@ -234,7 +234,7 @@ impl TcpSender {
             last_timeout_una: None,
             force_retransmit: false,
             rto_deadline: None,
-            ts_clock: TsClock::starting_at(conn.local_isn),
+            ts_clock: conn.ts_clock(),
             ts_recent: None,
             stats: SenderStats::default(),
         }
