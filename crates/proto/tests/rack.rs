@@ -197,7 +197,9 @@ fn a_recovery_that_ends_with_losses_above_its_point_runs_straight_into_the_next(
     // was lost.
     for variant in [Variant::Cubic, Variant::Bbr] {
         let linux = TcpConfig::profile(Profile::Linux);
-        let config = TcpConfig { mss: MSS as u32, variant, ..linux };
+        // A first buffer of 1 MB: with 30 segments held above the hole, the
+        // receive window must not be what stops the sender.
+        let config = TcpConfig { mss: MSS as u32, variant, rcv_buffer: 1 << 20, ..linux };
         let mut sent = std::collections::HashMap::<u64, u32>::new();
         let drop: DropFn = Box::new(move |_, seg| {
             let Some(offset) = offset_of(seg) else { return false };

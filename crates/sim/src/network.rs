@@ -321,8 +321,15 @@ impl Network {
             let rate = spec_flow.rate.map_or(0, |r| r.0);
             let endpoints: [Box<dyn Endpoint>; 2] = match spec_flow.app {
                 AppKind::Bulk | AppKind::Sized => [
-                    Box::new(TcpSource::new(key, &spec_flow.tcp, conn, spec_flow.bytes, real_payloads)),
-                    Box::new(TcpSink::new(key, &spec_flow.tcp, conn.reversed())),
+                    Box::new(TcpSource::new(
+                        key,
+                        &spec_flow.tcp,
+                        conn,
+                        spec_flow.prefix,
+                        spec_flow.bytes,
+                        real_payloads,
+                    )),
+                    Box::new(TcpSink::new(key, &spec_flow.tcp, conn.reversed(), spec_flow.prefix)),
                 ],
                 AppKind::Cbr => [
                     Box::new(UdpSource::new(key, Schedule::cbr(spec_flow.packet_size, rate), real_payloads)),

@@ -448,7 +448,7 @@ impl Simulation {
                     goodput.push(t.as_secs_f64(), f as u32 + 1, 0, bytes as f64 * 8.0 / interval);
                 }
                 let until = r.completed.unwrap_or(flow.stop.min(end));
-                let active = until.saturating_since(flow.start).as_secs_f64();
+                let active = until.saturating_since(r.data_started.unwrap_or(flow.start)).as_secs_f64();
                 let mut summary = FlowSummary {
                     id: f as u32 + 1,
                     src: flow.labels[0],

@@ -407,10 +407,15 @@ def ncmesh_bbr(
 
     Flow k sends its SYN ``leads[k]`` seconds before all flows start their
     data together, as iperf3's streams do (by default the leads of
-    :func:`iperf3_leads`); each flow's goodput is over ``duration_s`` of data."""
+    :func:`iperf3_leads`). Each writes iperf3's cookie once connected, and
+    its data waits for the cookie's ACK as well; each flow's goodput is over
+    ``duration_s`` of its data."""
     leads = iperf3_leads(path, loss, flows, seed) if leads is None else leads
     first = max(leads)
-    entries = [{"src": 1, "dst": path.server, "app": "bulk", "connect": first - lead, "start": first} for lead in leads]
+    entries = [
+        {"src": 1, "dst": path.server, "app": "bulk", "connect": first - lead, "start": first, "prefix": IPERF3_COOKIE}
+        for lead in leads
+    ]
     return run(
         scenario(path.scenario),
         seed=seed,
@@ -425,6 +430,10 @@ def ncmesh_bbr(
     )
 
 
+#: Bytes iperf3 writes on each data stream before its data: the test's cookie.
+IPERF3_COOKIE = 37
+
+
 def iperf3_leads(path: Path_, loss: float, flows: int, seed: int) -> list[float]:
     """How long before the data starts each of iperf3's streams sends its
     first SYN, in seconds, drawn for ``seed``.
@@ -435,11 +444,11 @@ def iperf3_leads(path: Path_, loss: float, flows: int, seed: int) -> list[float]
     round trip after that. A SYN lost on the path (the data direction's
     loss; the reverse is lossless) is resent after 1 s four times, then
     after twice as long each time (the kernel's initial RTO and
-    ``tcp_syn_linear_timeouts = 4``). A lost cookie is resent by the tail
-    probe (2 RTT + 200 ms, at most the RTO), then when the RTO set at its
-    first sending (3 RTT, the first sample's SRTT + 4 x RTTVAR, at least
-    200 ms above it) expires, then after RTOs doubling each time. No wait
-    exceeds ``TCP_RTO_MAX`` (120 s). BBR's min-RTT filter dates from each
+    ``tcp_syn_linear_timeouts = 4``); no wait exceeds ``TCP_RTO_MAX`` (120
+    s). The cookies' own losses are not drawn here: ncmesh's flows write
+    the cookie too (``flows[].prefix``) and their data waits for its ACK,
+    so the simulation loses and recovers it; each stream waits for its own,
+    where iperf3 waits for all. BBR's min-RTT filter dates from each
     handshake's sample, so on a long path the kernel's first ProbeRTT falls
     that much earlier in the data."""
     rng = random.Random(seed)
@@ -458,18 +467,11 @@ def iperf3_leads(path: Path_, loss: float, flows: int, seed: int) -> list[float]
     def syn_retries() -> Iterator[float]:
         return itertools.chain((1.0, 1.0, 1.0, 1.0), doubling(2.0))
 
-    rto = rtt + max(2 * rtt, 0.2)
-    probe = min(2 * rtt + 0.2, rto)
-
-    def cookie_retries() -> Iterator[float]:
-        first = (probe, rto - probe) if probe < rto else (rto,)
-        return itertools.chain(first, doubling(2 * rto))
-
     now, opened, cookies_in = 0.0, [], []
     for _ in range(flows):
         opened.append(now)
         now += wait_until_through(syn_retries()) + rtt
-        cookies_in.append(now + wait_until_through(cookie_retries()) + rtt / 2)
+        cookies_in.append(now + rtt / 2)
     start = max(cookies_in) + rtt / 2
     return [start - t for t in opened]
 

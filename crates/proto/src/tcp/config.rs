@@ -248,6 +248,12 @@ pub struct TcpConfig {
     pub slow_start_limit: u32,
     pub ca_counting: Counting,
     pub ack_credit: AckCredit,
+    /// Count what an ACK delivers in segments, a short one as a full one,
+    /// as Linux counts packets (`tcp_skb_pcount`): in the window's growth
+    /// under `ack_credit = "delivered"`, in PRR and in delivery-rate
+    /// samples. The ACK of iperf3's 37-byte cookie grows Linux's window by
+    /// a whole segment.
+    pub count_packets: bool,
     /// What Reno's and Vegas's loss reaction halves.
     pub loss_basis: LossBasis,
     pub rto_estimator: RtoEstimator,
@@ -271,6 +277,10 @@ pub struct TcpConfig {
     pub rcv_autotune: bool,
     /// The buffer a connection starts with, bytes (`net.ipv4.tcp_rmem[1]`).
     pub rcv_buffer: u32,
+    /// The most the buffer may grow to, bytes (`net.ipv4.tcp_rmem[2]`),
+    /// and below that `rcv_window * rcv_truesize`. Linux scales the window
+    /// for it, so it also sets the window scale.
+    pub rcv_buffer_max: u32,
     /// Memory one received segment takes in the buffer, bytes: its
     /// `truesize`, a 2 KB packet buffer and its `sk_buff` for a
     /// 1500-byte MTU.
@@ -367,6 +377,7 @@ impl Default for TcpConfig {
             slow_start_limit: 1,
             ca_counting: Counting::Bytes,
             ack_credit: AckCredit::Cumulative,
+            count_packets: false,
             loss_basis: LossBasis::Flight,
             rto_estimator: RtoEstimator::Rfc6298,
             ack_policy: AckPolicy::Rfc5681,
@@ -377,6 +388,7 @@ impl Default for TcpConfig {
             rcv_window: 100,
             rcv_autotune: false,
             rcv_buffer: 131_072,
+            rcv_buffer_max: 33_554_432,
             rcv_truesize: 2304,
             delayed_ack: false,
             delayed_ack_timeout: Duration::from_millis(40),
@@ -471,6 +483,7 @@ impl TcpConfig {
                 slow_start_limit: 0,
                 ca_counting: Counting::Bytes,
                 ack_credit: AckCredit::Delivered,
+                count_packets: true,
                 keep_sack_after_rto: true,
                 frto: true,
                 timers_after_pacing: true,
@@ -511,9 +524,14 @@ impl TcpConfig {
 
     /// The window scale (RFC 7323) a receiver with this configuration
     /// announces: the smallest shift that fits its window in the 16-bit
-    /// field. Without a handshake both ends, and any middlebox that speaks
-    /// for one of them, read it from the configuration they share.
+    /// field, or with `rcv_autotune` Linux's, for the largest buffer
+    /// (`tcp_select_initial_window`: `tcp_rmem[2]`, which exceeds
+    /// `rmem_max`). Without a handshake both ends, and any middlebox that
+    /// speaks for one of them, read it from the configuration they share.
     pub fn window_scale(&self) -> u8 {
+        if self.rcv_autotune {
+            return self.rcv_buffer_max.max(1).ilog2().saturating_sub(15).min(14) as u8;
+        }
         let mut shift = 0;
         while self.window_bytes() >> shift > u16::MAX as u64 && shift < 14 {
             shift += 1;
@@ -553,6 +571,9 @@ impl Validate for TcpConfig {
                     self.rcv_buffer
                 )
             })?;
+            check(self.rcv_buffer_max >= self.rcv_buffer, "rcv_buffer_max", || {
+                format!("expected at least rcv_buffer ({}) bytes, found {}", self.rcv_buffer, self.rcv_buffer_max)
+            })?;
         }
         check(self.min_rto <= self.max_rto, "min_rto", || "expected min_rto <= max_rto".into())?;
         check(self.min_rto.as_nanos() > 0, "min_rto", || "expected a positive minimum RTO".into())?;
@@ -586,6 +607,17 @@ mod tests {
     }
 
     #[test]
+    fn an_autotuned_window_is_scaled_for_the_largest_buffer() {
+        // Linux 6.18's receiver, with `tcp_rmem[2]` = 33554432, announced
+        // a scale of 10 on the emulated chain, whatever the window it
+        // offered: ilog2(33554432) - 15.
+        let linux = TcpConfig { mss: 1000, ..TcpConfig::profile(Profile::Linux) };
+        assert_eq!(linux.window_scale(), 10);
+        assert_eq!(TcpConfig { rcv_buffer_max: 6 << 20, ..linux }.window_scale(), 7, "6 MB, older kernels' default");
+        assert_eq!(TcpConfig { rcv_buffer_max: u32::MAX, ..linux }.window_scale(), 14);
+    }
+
+    #[test]
     fn checks_name_the_key() {
         let bad = TcpConfig { mss: 0, ..TcpConfig::default() };
         assert_eq!(bad.validate().unwrap_err().to_string(), "mss: expected at least 1");
@@ -596,6 +628,8 @@ mod tests {
         assert_eq!(autotuned.validate().unwrap_err().path.to_string(), "rcv_truesize");
         let autotuned = TcpConfig { rcv_autotune: true, rcv_buffer: 4000, ..TcpConfig::default() };
         assert_eq!(autotuned.validate().unwrap_err().path.to_string(), "rcv_buffer");
+        let autotuned = TcpConfig { rcv_autotune: true, rcv_buffer_max: 100_000, ..TcpConfig::default() };
+        assert_eq!(autotuned.validate().unwrap_err().path.to_string(), "rcv_buffer_max");
         // Read only when autotuning.
         assert!(TcpConfig { rcv_truesize: 900, ..TcpConfig::default() }.validate().is_ok());
         assert!(TcpConfig::profile(Profile::Linux).validate().is_ok());

@@ -125,8 +125,8 @@ impl TcpSender {
 
 #[cfg(test)]
 mod tests {
-    use crate::tcp::{Recovery, TcpConfig, TcpSender, Variant};
-    use crate::testing::{ack, drain, CONN};
+    use crate::tcp::{Phase, Profile, Recovery, TcpConfig, TcpSender, Variant};
+    use crate::testing::{ack, drain, Link, Pair, CONN};
     use crate::time::{Duration, Instant};
 
     const WINDOW: u16 = 60_000;
@@ -158,6 +158,26 @@ mod tests {
         // The hole is filled and everything below the SACK acknowledged: armed again.
         s.handle_ack(t + Duration::from_millis(2), &ack(3000, WINDOW, &[]));
         assert!(s.rack.probe_deadline.is_some());
+    }
+
+    #[test]
+    fn a_handshake_timed_by_its_echo_is_the_first_least_rtt() {
+        // A 1.04 s round trip: the SYN goes again after 1 s and the echo
+        // says the first was answered. Linux takes that sample into its
+        // least RTT, below which RACK doubts a resend's delivery; a least
+        // RTT from the data alone would reject the sample of a resend that
+        // met no queue where every original met one.
+        let config = TcpConfig { mss: 1000, ..TcpConfig::profile(Profile::Linux) };
+        let half = Duration::from_millis(520);
+        let mut p = Pair::with_isns(&config, 0x5EED_0001, 0x5EED_0002, Link::new(half), Link::new(half));
+        p.sender.open();
+        p.flush();
+        let connected = Instant::ZERO + Duration::from_secs(2);
+        assert!(p.run_until(connected, |p| p.sender.phase() == Phase::Established));
+        assert_eq!(p.sender.stats().syn_retransmits, 1);
+        // With no reordering seen, outside recovery: a quarter of the least RTT.
+        let quarter = p.sender.rack.reordering_window(false, false, None);
+        assert_eq!(quarter, Duration::from_millis(260));
     }
 
     #[test]

@@ -124,7 +124,7 @@ impl TcpReceiver {
                 let truesize = config.rcv_truesize as u64;
                 Autotune::new(
                     config.rcv_buffer as u64,
-                    config.rcv_window as u64 * truesize,
+                    (config.rcv_window as u64 * truesize).min(config.rcv_buffer_max as u64),
                     truesize,
                     config.mss as u64,
                     config.window_scale(),
@@ -595,8 +595,16 @@ mod tests {
 
     #[test]
     fn an_autotuned_window_shrinks_by_what_is_held_but_never_pulls_its_edge_back() {
-        let config = TcpConfig { rcv_autotune: true, rcv_window: 1000, mss: 1000, ..TcpConfig::default() };
+        // A largest buffer of 512 KB: a scale of 4, 16-byte units.
+        let config = TcpConfig {
+            rcv_autotune: true,
+            rcv_window: 1000,
+            rcv_buffer_max: 1 << 19,
+            mss: 1000,
+            ..TcpConfig::default()
+        };
         let scale = config.window_scale();
+        assert_eq!(scale, 4);
         let mut r = TcpReceiver::new(&config, conn(0));
         let full = |i: u64| {
             let mut s = Segment::new(1, 2);
@@ -626,6 +634,27 @@ mod tests {
             r.handle_segment(Instant::ZERO, &full(i));
         }
         assert_eq!(edges(&mut r), vec![70_000 + 55_840; 10]);
+    }
+
+    #[test]
+    fn a_window_held_back_from_shrinking_is_rounded_up_to_its_unit() {
+        // Linux's scale for a 32 MB buffer is 10: a window that may not
+        // shrink is offered as `ALIGN(cur_win, 1024)`, so with one
+        // 1000-byte segment per ACK the edge moves on by the whole segment
+        // each time, as the kernel's receiver did on the emulated chain
+        // (65,536 bytes offered after each of its first segments).
+        let config = TcpConfig { rcv_autotune: true, mss: 1000, ..TcpConfig::default() };
+        let scale = config.window_scale();
+        assert_eq!(scale, 10);
+        let mut r = TcpReceiver::new(&config, conn(0));
+        r.handle_segment(Instant::ZERO, &{
+            let mut s = Segment::new(1, 2);
+            s.data = Data::Virtual { len: 1000, offset: 0 };
+            s
+        });
+        let ack = drain(&mut r).pop().unwrap();
+        assert_eq!(ack.ack, 1000);
+        assert_eq!((ack.window as u64) << scale, 64_512, "64,000 left of 65,000, rounded up to 1024");
     }
 
     #[test]

@@ -171,6 +171,9 @@ pub struct Scoreboard {
     /// Bytes ever marked lost, retransmissions lost again included
     /// (Linux's `tp->lost`): what a delivery-rate reader compares with delivery.
     lost_total: u64,
+    /// Segments ever delivered, SACKed or cumulatively acknowledged
+    /// (Linux's `tp->delivered`, which counts packets).
+    delivered_segments: u64,
     /// NextSeg rule 1 resends only segments below the highest SACKed one
     /// (its condition 1.b), also after a timeout (see `TcpConfig::keep_sack_after_rto`).
     rule1_below_sacked: bool,
@@ -231,6 +234,12 @@ impl Scoreboard {
         self.lost_total
     }
 
+    /// Segments ever delivered: a segment acknowledged only in part counts
+    /// once its last byte is.
+    pub fn delivered_segments(&self) -> u64 {
+        self.delivered_segments
+    }
+
     pub fn push(&mut self, seq: u64, len: u32, now: Instant, tx: TxRate) {
         debug_assert!(self.segs.back().is_none_or(|b| b.end() == seq));
         self.segs.push_back(SentSegment { seq, len, last_sent: now, flags: 0, tx });
@@ -262,6 +271,7 @@ impl Scoreboard {
                 out.retransmitted |= s.was_ever_retransmitted();
                 out.newest_sent = Some(s.last_sent);
                 if !s.is_sacked() {
+                    self.delivered_segments += 1;
                     out.unsacked_bytes += s.len as u64;
                     out.latest = Delivered::latest(out.latest, s.delivered());
                     if !s.was_ever_retransmitted() {
@@ -307,6 +317,7 @@ impl Scoreboard {
                     self.set_flags(i, s.flags | SACKED);
                     // Its sample is taken now, not again at the cumulative ACK.
                     self.segs[i].tx.unsampled = false;
+                    self.delivered_segments += 1;
                     out.bytes += s.len as u64;
                     self.high_sacked = self.high_sacked.max(s.end());
                     out.latest = Delivered::latest(out.latest, s.delivered());

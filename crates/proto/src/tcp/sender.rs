@@ -163,6 +163,14 @@ pub struct TcpSender {
     pub(crate) stats: SenderStats,
 }
 
+/// The scoreboard as an ACK found it, before its SACK blocks and its
+/// cumulative acknowledgement.
+struct Prior {
+    una: u64,
+    sacked: u64,
+    segments: u64,
+}
+
 impl TcpSender {
     pub fn new(config: &TcpConfig, conn: Connection) -> TcpSender {
         let mss = config.mss.max(1) as u64;
@@ -319,10 +327,10 @@ impl TcpSender {
         let window_changed = window != self.rwnd;
         self.rwnd = window;
         let prior_in_flight = self.bytes_in_flight();
-        let prior_sacked = self.board.sacked_bytes();
         let prior_lost = self.board.lost_bytes();
         let prior_lost_total = self.board.lost_total();
-        let prior_una = self.snd_una;
+        let prior =
+            Prior { una: self.snd_una, sacked: self.board.sacked_bytes(), segments: self.board.delivered_segments() };
         let prior_loss_until = self.loss_until;
         let outstanding = self.snd_max - self.snd_una;
         self.frto_sends_new = false;
@@ -355,7 +363,7 @@ impl TcpSender {
         }
 
         if acked > self.snd_una {
-            acked_original = self.on_new_ack(now, acked, ack.timestamp, prior_in_flight, newly_sacked);
+            acked_original = self.on_new_ack(now, acked, ack.timestamp, prior_in_flight, &prior);
         } else if !self.rack_enabled() {
             // RFC 5681 section 2 (without SACK) or RFC 6675 section 2 (with it).
             let is_dup = outstanding > 0
@@ -377,9 +385,9 @@ impl TcpSender {
             }
         }
         if let Some(high) = prior_loss_until.filter(|_| self.frto) {
-            let is_dup = self.snd_una == prior_una && !window_changed;
+            let is_dup = self.snd_una == prior.una && !window_changed;
             let original_end = [sacked_original, acked_original].into_iter().flatten().min();
-            self.frto_on_ack(high, prior_una, original_end, newly_sacked > 0 || is_dup);
+            self.frto_on_ack(high, prior.una, original_end, newly_sacked > 0 || is_dup);
         }
         if self.rack_enabled() {
             self.rack_on_ack(now, acked);
@@ -387,15 +395,14 @@ impl TcpSender {
             self.arm_probe(now);
         }
         if self.rate.is_some() {
-            let maybe_delayed = self.snd_una > prior_una
-                && self.snd_una - prior_una < self.mss
-                && prior_sacked == 0
+            let maybe_delayed = self.snd_una > prior.una
+                && self.snd_una - prior.una < self.mss
+                && prior.sacked == 0
                 && newly_sacked == 0;
-            self.on_rate_sample(now, prior_una, prior_sacked, prior_lost_total, prior_in_flight, maybe_delayed);
+            self.on_rate_sample(now, &prior, prior_lost_total, prior_in_flight, maybe_delayed);
         } else if self.recovery == Recovery::Prr && self.in_recovery() {
-            // RFC 6937: DeliveredData is the change in snd.una plus the change in SACKed bytes.
-            let delivered = (self.snd_una - prior_una + self.board.sacked_bytes()).saturating_sub(prior_sacked);
-            let safe = self.snd_una > prior_una && self.board.lost_bytes() <= prior_lost;
+            let delivered = self.newly_delivered(&prior);
+            let safe = self.snd_una > prior.una && self.board.lost_bytes() <= prior_lost;
             let (ssthresh, mss) = (self.w.ssthresh, self.mss);
             if self.config.prr_dupack_credit {
                 // ns-3: `DupAck` runs PRR for an ACK with new SACK information,
@@ -405,7 +412,7 @@ impl TcpSender {
                     let credit = self.prr.dupack_credit(mss);
                     self.w.cwnd = self.prr.on_ack(delivered + credit, self.bytes_in_flight(), ssthresh, mss, safe);
                 }
-                if self.snd_una > prior_una && delivered >= mss {
+                if self.snd_una > prior.una && delivered >= mss {
                     self.w.cwnd = self.prr.on_ack(delivered, self.bytes_in_flight(), ssthresh, mss, safe);
                 }
             } else {
@@ -419,15 +426,16 @@ impl TcpSender {
         matches!(self.recovery, Recovery::Sack | Recovery::Prr)
     }
 
-    /// `newly_sacked`: bytes this same ACK SACKed. Returns the lowest end
-    /// of a never-resent segment it acknowledged, for F-RTO.
+    /// `prior`: the scoreboard before this ACK, whose SACK blocks it has
+    /// already applied. Returns the lowest end of a never-resent segment it
+    /// acknowledged, for F-RTO.
     fn on_new_ack(
         &mut self,
         now: Instant,
         ack: u64,
         timestamp: Option<Timestamps>,
         prior_in_flight: u64,
-        newly_sacked: u64,
+        prior: &Prior,
     ) -> Option<u64> {
         let acked = self.board.ack(ack);
         if let (true, Some(d)) = (self.rack_enabled(), acked.latest) {
@@ -473,7 +481,7 @@ impl TcpSender {
             State::Open => {
                 let credit = match self.config.ack_credit {
                     AckCredit::Cumulative => acked.bytes,
-                    AckCredit::Delivered => acked.unsacked_bytes + newly_sacked,
+                    AckCredit::Delivered => self.newly_delivered(prior),
                 };
                 let mut ev = AckEvent {
                     now,
@@ -646,7 +654,7 @@ impl TcpSender {
         let len = self.mss.min(self.stream_end - self.snd_max);
         if len == 0 && room > 0 {
             // The application, not the network, limits what is in flight.
-            let in_flight = self.bytes_in_flight();
+            let in_flight = self.in_flight_counted();
             if let Some(rate) = self.rate.as_mut() {
                 rate.mark_app_limited(in_flight);
             }
@@ -760,16 +768,18 @@ impl TcpSender {
             Some(r) => {
                 self.rtt.on_sample(r, self.snd_una, self.snd_max);
                 self.cc.on_rtt_sample(now, r);
+                // A control that paces takes its first rate from this RTT
+                // (`bbr_init` runs once connected): the data is paced by it.
+                self.update_pacing_rate();
                 self.stats.rtt_samples += 1;
+                // The handshake's round trip is the first least RTT RACK
+                // knows (`tcp_update_rtt_min` on `FLAG_SYN_ACKED`), timed by
+                // the echo if the SYN was sent again, as Linux times it.
+                self.rack.note_rtt(r);
             }
             // RFC 6298 5.7: the SYN was sent again and nothing says which
             // copy was answered, so data starts with a 3 s RTO at least.
             None => self.rtt.fall_back(Duration::from_secs(3)),
-        }
-        // The handshake's round trip, timed from the SYN, is the first
-        // least RTT RACK knows (`tcp_update_rtt_min` on `FLAG_SYN_ACKED`).
-        if let Some(r) = self.syn.sample(now) {
-            self.rack.note_rtt(r);
         }
         self.phase = Phase::Established;
         self.ack_due = true;
@@ -1062,26 +1072,47 @@ impl TcpSender {
 
     /// Ends an ACK for a window-setting congestion control (Linux's
     /// `tcp_rate_gen` then `cong_control`): what it delivered since
-    /// `prior_una` and `prior_sacked`, and what it had marked lost.
+    /// `prior`, and what it had marked lost.
     fn on_rate_sample(
         &mut self,
         now: Instant,
-        prior_una: u64,
-        prior_sacked: u64,
+        prior: &Prior,
         prior_lost_total: u64,
         prior_in_flight: u64,
         maybe_delayed: bool,
     ) {
+        let delivered = self.newly_delivered(prior);
         let Some(mut rate) = self.rate.take() else { return };
-        let delivered = (self.snd_una - prior_una + self.board.sacked_bytes()).saturating_sub(prior_sacked);
         let mut rs = self.rate_sample_base(now, prior_in_flight);
         rs.is_ack_delayed = maybe_delayed;
         rate.generate(now, delivered, self.board.lost_total() - prior_lost_total, &mut rs);
         if self.cc.on_rate_sample(&mut self.w, &rs, false) {
-            rate.mark_app_limited(self.bytes_in_flight());
+            rate.mark_app_limited(self.in_flight_counted());
         }
         self.rate = Some(rate);
         self.update_pacing_rate();
+    }
+
+    /// What is in flight, in the units deliveries are counted in: with
+    /// `count_packets` each segment as a full one (a lone short segment,
+    /// iperf3's cookie, as one packet).
+    fn in_flight_counted(&self) -> u64 {
+        let bytes = self.bytes_in_flight();
+        if self.config.count_packets {
+            return bytes.div_ceil(self.mss) * self.mss;
+        }
+        bytes
+    }
+
+    /// What the current ACK delivered since `prior`: RFC 6937's
+    /// DeliveredData, the change in `snd_una` plus the change in SACKed
+    /// bytes, or with `count_packets` the segments delivered, each counted
+    /// as a full one.
+    fn newly_delivered(&self, prior: &Prior) -> u64 {
+        if self.config.count_packets {
+            return (self.board.delivered_segments() - prior.segments) * self.mss;
+        }
+        (self.snd_una - prior.una + self.board.sacked_bytes()).saturating_sub(prior.sacked)
     }
 
     fn update_pacing_rate(&mut self) {

@@ -63,6 +63,9 @@ pub struct FlowRecord {
     pub delay: Moments,
     pub delay_histogram: Histogram,
     pub completed: Option<Instant>,
+    /// When the data went out after a prefix that held it back, if one did:
+    /// the flow's goodput is timed from then.
+    pub data_started: Option<Instant>,
     /// The sender's smoothed RTT and unbacked-off RTO, sampled at every ACK:
     /// what Padhye's model calls RTT and T0.
     pub srtt: Moments,
@@ -81,6 +84,7 @@ impl FlowRecord {
             delay: Moments::default(),
             delay_histogram: Histogram::default(),
             completed: None,
+            data_started: None,
             srtt: Moments::default(),
             base_rto: Moments::default(),
         }

@@ -6,12 +6,20 @@ use crate::result::FlowSummary;
 use ncmesh_proto::tcp::{Connection, TcpConfig, TcpReceiver, TcpSender};
 use ncmesh_proto::{Data, Duration, FlowKey, Instant, Packet, Payload};
 
-/// The sending end: an application that offers `bytes` (or without end)
-/// from its start until its stop.
+/// The sending end: an application that writes its `prefix` once
+/// connected, then offers `bytes` (or without end) from its start, or
+/// once the prefix is acknowledged if that is later, until its stop.
 #[derive(Debug)]
 pub struct TcpSource {
     flow: FlowKey,
     sender: TcpSender,
+    prefix: u64,
+    /// The prefix is written.
+    prefix_written: bool,
+    /// The data waits for the prefix's acknowledgement, as iperf3's test
+    /// starts once its server holds every stream's cookie and its answer
+    /// comes back with the cookie's ACK.
+    data_waits: bool,
     bytes: Option<u64>,
     min_rto: Duration,
     real_payloads: bool,
@@ -26,17 +34,36 @@ impl TcpSource {
         flow: FlowKey,
         config: &TcpConfig,
         conn: Connection,
+        prefix: u64,
         bytes: Option<u64>,
         real_payloads: bool,
     ) -> TcpSource {
         TcpSource {
             flow,
             sender: TcpSender::new(config, conn),
+            prefix,
+            prefix_written: false,
+            data_waits: false,
             bytes,
             min_rto: config.min_rto,
             real_payloads,
-            high_sent: 0,
+            // The prefix is not logged: it gives no delay sample.
+            high_sent: prefix,
             started: false,
+        }
+    }
+
+    fn write_prefix(&mut self) {
+        if self.prefix > 0 && !self.prefix_written {
+            self.prefix_written = true;
+            self.sender.push(self.prefix);
+        }
+    }
+
+    fn write_data(&mut self) {
+        self.sender.push(self.bytes.unwrap_or(u64::MAX));
+        if self.bytes.is_some() {
+            self.sender.finish();
         }
     }
 }
@@ -44,15 +71,18 @@ impl TcpSource {
 impl Endpoint for TcpSource {
     fn open(&mut self, _now: Instant) {
         self.sender.open();
+        self.write_prefix();
     }
 
     /// The application writes its data; with a handshake, the SYN leaves
     /// first and the data once the connection is established.
     fn start(&mut self, _now: Instant) {
         self.started = true;
-        self.sender.push(self.bytes.unwrap_or(u64::MAX));
-        if self.bytes.is_some() {
-            self.sender.finish();
+        self.write_prefix();
+        if self.sender.snd_una() < self.prefix {
+            self.data_waits = true;
+        } else {
+            self.write_data();
         }
     }
 
@@ -63,6 +93,11 @@ impl Endpoint for TcpSource {
     fn handle_packet(&mut self, now: Instant, packet: Packet, record: &mut FlowRecord) {
         let Payload::Tcp(segment) = &packet.payload else { return };
         self.sender.handle_ack(now, segment);
+        if self.data_waits && self.sender.snd_una() >= self.prefix {
+            self.data_waits = false;
+            record.data_started = Some(now);
+            self.write_data();
+        }
         if let Some(srtt) = self.sender.srtt() {
             record.srtt.add(srtt.as_secs_f64());
             let rto = (srtt + self.sender.rttvar().saturating_mul(4)).max(self.min_rto);
@@ -115,18 +150,20 @@ impl Endpoint for TcpSource {
     }
 }
 
-/// The receiving end: checks and times what the receiver delivers.
+/// The receiving end: checks and times what the receiver delivers after
+/// the source's `prefix`.
 #[derive(Debug)]
 pub struct TcpSink {
     flow: FlowKey,
     receiver: TcpReceiver,
+    prefix: u64,
     /// Where the next delivery must start.
     expected: u64,
 }
 
 impl TcpSink {
-    pub fn new(flow: FlowKey, config: &TcpConfig, conn: Connection) -> TcpSink {
-        TcpSink { flow, receiver: TcpReceiver::new(config, conn), expected: 0 }
+    pub fn new(flow: FlowKey, config: &TcpConfig, conn: Connection, prefix: u64) -> TcpSink {
+        TcpSink { flow, receiver: TcpReceiver::new(config, conn), prefix, expected: 0 }
     }
 
     fn take_deliveries(&mut self, now: Instant, record: &mut FlowRecord) {
@@ -138,7 +175,7 @@ impl TcpSink {
                 record.corrupt += mismatches(record.content_seed, d.offset, bytes);
             }
             self.expected = d.offset + len;
-            record.count_delivered(now, len);
+            record.count_delivered(now, self.expected.saturating_sub(self.prefix.max(d.offset)));
             record.delivered_in_order(now, self.expected);
         }
     }

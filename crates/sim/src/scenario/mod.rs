@@ -308,6 +308,11 @@ pub struct FlowSpec {
     /// its control exchange so).
     #[serde(default)]
     pub connect: Option<Seconds>,
+    /// Bytes a TCP application writes as soon as its connection is open,
+    /// ahead of its data (iperf3's 37-byte cookie on each stream). Not
+    /// counted in the flow's goodput, delay or transfer size.
+    #[serde(default)]
+    pub prefix: u64,
     /// When the application stops offering data; the end of the run by default.
     #[serde(default)]
     pub stop: Option<Seconds>,

@@ -160,6 +160,9 @@ pub(crate) fn validate(
                 fail(at.key("connect"), format!("expected a time at or before the start ({})", flow.start.0))?;
             }
         }
+        if flow.prefix > 0 && !is_tcp {
+            fail(at.key("prefix"), "only a TCP application writes ahead of its data")?;
+        }
         match flow.app {
             AppKind::Sized if flow.bytes.is_none_or(|b| b == 0) => {
                 fail(at.key("bytes"), "a sized transfer needs `bytes` > 0")?
