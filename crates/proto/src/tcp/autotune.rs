@@ -243,19 +243,21 @@ impl Autotune {
         self.rcv_ssthresh += room.min(2 * self.mss);
     }
 
-    /// The application read everything up to `rcv_nxt` at `now`
-    /// (`tcp_rcv_space_adjust`): once per RTT, a buffer for twice what it read.
-    pub fn on_read(&mut self, now: Instant, rcv_nxt: u64, held: Held) {
+    /// The application has read up to `read`, of the data in order up to
+    /// `rcv_nxt` (`tcp_rcv_space_adjust`, after each segment it copies):
+    /// once per RTT, a buffer for twice what it read, less what is still
+    /// waiting to be read.
+    pub fn on_read(&mut self, now: Instant, read: u64, rcv_nxt: u64, held: Held) {
         // No estimate, or one of zero: no measure (`rcv_rtt_est.rtt_us == 0`).
         let Some(rtt) = self.rtt.filter(|r| r.0 > 0) else { return };
         if now.saturating_since(self.space_time) < rtt {
             return;
         }
-        let copied = rcv_nxt - self.space_seq;
+        let copied = (read - self.space_seq).saturating_sub(rcv_nxt - read);
         if copied > self.space {
             self.grow_buffer(copied, rcv_nxt, held);
         }
-        self.space_seq = rcv_nxt;
+        self.space_seq = read;
         self.space_time = now;
     }
 
@@ -274,9 +276,8 @@ impl Autotune {
         }
     }
 
-    /// The window an ACK sent now advertises (`__tcp_select_window`, then
-    /// `tcp_select_window`, which never pulls the right edge back).
-    pub fn select_window(&mut self, rcv_nxt: u64, held: Held) -> u64 {
+    /// The window the buffer allows now (`__tcp_select_window`).
+    fn offer(&self, held: Held) -> u64 {
         let allowed = self.win_from_space(self.rcvbuf);
         let full = self.window_clamp.min(allowed);
         let mut free = self.free_window(held.bytes);
@@ -286,7 +287,21 @@ impl Autotune {
             // the application reads at once, so only data inside it is held.
             free = free / self.unit * self.unit;
         }
-        let window = free.min(self.rcv_ssthresh).div_ceil(self.unit) * self.unit;
+        free.min(self.rcv_ssthresh).div_ceil(self.unit) * self.unit
+    }
+
+    /// Whether an ACK now would offer less than the last window did: Linux
+    /// then leaves the ACK of a second segment to the reader, which sends
+    /// it once it has copied them and freed their memory
+    /// (`__tcp_ack_snd_check`, `tcp_cleanup_rbuf`).
+    pub fn ack_waits_for_read(&self, held: Held) -> bool {
+        self.offer(held) < self.rcv_wnd
+    }
+
+    /// The window an ACK sent now advertises (`__tcp_select_window`, then
+    /// `tcp_select_window`, which never pulls the right edge back).
+    pub fn select_window(&mut self, rcv_nxt: u64, held: Held) -> u64 {
+        let window = self.offer(held);
         let current = self.right_edge().saturating_sub(rcv_nxt);
         let window = if window < current { current.div_ceil(self.unit) * self.unit } else { window };
         self.rcv_wnd = window.min(u16::MAX as u64 * self.unit);
@@ -369,7 +384,7 @@ mod tests {
         let mut a = buffer();
         let echo = TsClock::default().read(at(1.0));
         a.on_data(at(2.05), MSS, Some(echo), true, MSS, held(0, MSS));
-        a.on_read(at(3.2), 18_000, held(4 * MSS, 25_000));
+        a.on_read(at(3.2), 18_000, 18_000, held(4 * MSS, 25_000));
         a
     }
 
@@ -406,13 +421,45 @@ mod tests {
     }
 
     #[test]
+    fn the_ack_of_a_pair_waits_for_the_read_when_their_memory_would_shrink_the_window() {
+        // Seed 313 of the emulated chain: the kernel offered 57344 after a
+        // pair of segments, the whole buffer's window, rounded up to its
+        // unit: its reader had copied them and freed their memory first.
+        // With the pair's memory (2 x 2304) the buffer would offer
+        // (131072 - 4608) * 111 / 256 = 54833, 55296 rounded up: less than
+        // the 57344 last offered, so the ACK waits for the read.
+        let mut a = buffer();
+        a.on_data(at(2.0), MSS, None, true, MSS, held(0, MSS));
+        a.rcv_wnd = 57_344;
+        assert!(a.ack_waits_for_read(held(2 * MSS, 3 * MSS)));
+        assert!(!a.ack_waits_for_read(held(0, 3 * MSS)), "read: 56832 rounds up to 57344");
+    }
+
+    #[test]
+    fn a_measure_counts_only_what_was_read() {
+        // Seed 310: a hole filled, releasing 28 segments at once. Linux
+        // measures after the first segment it copies: 9000 read since the
+        // last measure, 27000 still waiting, so no growth, and the measure
+        // starts again there.
+        let mut a = buffer();
+        let echo = TsClock::default().read(at(1.0));
+        a.on_data(at(2.05), MSS, Some(echo), true, MSS, held(0, MSS));
+        a.on_read(at(2.05), 6_000, 6_000, held(0, 6_000));
+        a.on_read(at(3.2), 15_000, 42_000, held(27_000, 42_000));
+        assert_eq!((a.space(), a.rcvbuf()), (10 * MSS, 131_072));
+        // The rest of the read falls within the new measure's round trip.
+        a.on_read(at(3.2), 42_000, 42_000, held(0, 42_000));
+        assert_eq!((a.space(), a.rcvbuf()), (10 * MSS, 131_072));
+    }
+
+    #[test]
     fn a_measure_lasts_at_least_one_rtt() {
         let mut a = buffer();
         let echo = TsClock::default().read(at(1.0));
         a.on_data(at(2.0), MSS, Some(echo), true, MSS, held(0, MSS));
-        a.on_read(at(1.5), 50_000, held(0, 50_000));
+        a.on_read(at(1.5), 50_000, 50_000, held(0, 50_000));
         assert_eq!((a.space(), a.rcvbuf()), (10 * MSS, 131_072));
-        a.on_read(at(2.0), 50_000, held(0, 50_000));
+        a.on_read(at(2.0), 50_000, 50_000, held(0, 50_000));
         assert_eq!(a.space(), 50_000);
         assert!(a.rcvbuf() > 131_072);
     }

@@ -160,7 +160,14 @@ impl TcpReceiver {
             Listening::Listen => return,
             Listening::SynReceived if seg.flags.contains(Flags::ACK) => {
                 self.phase = Listening::Established;
-                self.handshake_rtt = self.syn_ack.sample(now);
+                // The echo times the SYN-ACK this ACK answers, resent or
+                // not (`tcp_synack_rtt_meas`, then the timestamp sample of
+                // `tcp_ack_update_rtt`); without it, Karn's rule.
+                let echoed = seg.timestamp.filter(|t| self.timestamps && t.echo != 0);
+                self.handshake_rtt = match echoed {
+                    Some(t) => self.ts_clock.since(now, t.echo),
+                    None => self.syn_ack.sample(now),
+                };
                 self.syn_ack.deadline = None;
                 if let Some(a) = self.autotune.as_mut() {
                     a.on_established(now, self.rcv_nxt);
@@ -224,6 +231,7 @@ impl TcpReceiver {
             let had_holes = !self.held.is_empty();
             let skip = (self.rcv_nxt - start) as usize;
             let before = self.rcv_nxt;
+            let queued = self.deliveries.len();
             self.deliver(seg.data.slice(skip, seg.data.len()));
             self.pull_held();
             self.unread = self.rcv_nxt - before;
@@ -231,13 +239,20 @@ impl TcpReceiver {
             self.tune(|a, rcv_nxt, buffered| a.on_data(now, len, echo, true, rcv_nxt, buffered));
             let quick = self.quick.is_some_and(|q| q.in_quick_mode());
             let fin = self.take_fin();
+            let mut ack_after_read = false;
             if had_holes || !self.delayed_ack || quick || fin {
                 // RFC 5681 section 4.2: ACK at once when a segment fills a hole.
                 self.ack_now(now);
             } else {
                 self.unacked_segments += 1;
                 if self.unacked_segments >= 2 {
-                    self.ack_now(now);
+                    let mut waits = false;
+                    self.tune(|a, _, buffered| waits = a.ack_waits_for_read(buffered));
+                    if waits {
+                        ack_after_read = true;
+                    } else {
+                        self.ack_now(now);
+                    }
                 } else if self.delack_deadline.is_none() {
                     let delay = match &self.quick {
                         Some(q) => q.delay(self.handshake_rtt, self.delayed_ack_timeout),
@@ -246,9 +261,18 @@ impl TcpReceiver {
                     self.delack_deadline = Some(now + delay);
                 }
             }
-            // The application reads what was delivered.
-            self.unread = 0;
-            self.tune(|a, rcv_nxt, buffered| a.on_read(now, rcv_nxt, buffered));
+            // The application reads what was delivered, a segment at a
+            // time: Linux measures after each one it copies, so when a
+            // filled hole releases many, the first one read may take the
+            // measure.
+            for i in queued..self.deliveries.len() {
+                let read = self.deliveries[i].offset + self.deliveries[i].data.len() as u64;
+                self.unread = self.rcv_nxt - read;
+                self.tune(|a, rcv_nxt, buffered| a.on_read(now, read, rcv_nxt, buffered));
+            }
+            if ack_after_read {
+                self.ack_now(now);
+            }
         } else {
             let fresh = self.hold(start, end, &seg.data);
             if fresh {
@@ -655,6 +679,34 @@ mod tests {
         let ack = drain(&mut r).pop().unwrap();
         assert_eq!(ack.ack, 1000);
         assert_eq!((ack.window as u64) << scale, 64_512, "64,000 left of 65,000, rounded up to 1024");
+    }
+
+    #[test]
+    fn the_echo_times_a_resent_syn_ack() {
+        // A 1.006 s round trip: the SYN-ACK goes again after Linux's 1 s,
+        // and the ACK echoes the first. Linux's server takes that sample
+        // (its RTO, 3 s from it, decides when a pause in the data puts it
+        // back in quick-ACK mode); Karn's rule alone would leave none.
+        let config = TcpConfig { mss: 1000, ..TcpConfig::profile(crate::tcp::Profile::Linux) };
+        let mut r =
+            TcpReceiver::new(&config, Connection { local_port: 2, remote_port: 1, local_isn: 77, remote_isn: 9 });
+        let mut syn = Segment::new(1, 2);
+        syn.flags = Flags::SYN;
+        syn.seq = 9;
+        syn.timestamp = Some(Timestamps { value: 5, echo: 0 });
+        r.handle_segment(Instant::ZERO, &syn);
+        let first = drain(&mut r).pop().unwrap().timestamp.unwrap().value;
+        let resent = Instant::from_secs_f64(1.0);
+        assert_eq!(r.poll_timeout(), Some(resent));
+        r.handle_timeout(resent);
+        assert_eq!(drain(&mut r).len(), 1, "the SYN-ACK again");
+        let mut ack = Segment::new(1, 2);
+        ack.flags = Flags::ACK;
+        ack.seq = 10;
+        ack.ack = 78;
+        ack.timestamp = Some(Timestamps { value: 6, echo: first });
+        r.handle_segment(Instant::from_secs_f64(1.006), &ack);
+        assert_eq!(r.handshake_rtt, Some(Duration::from_millis(1006)));
     }
 
     #[test]
