@@ -4,6 +4,7 @@
 
 use super::config::TcpConfig;
 use super::wire::{Segment, SynOptions};
+use super::TsClock;
 use crate::time::{Duration, Instant};
 
 /// RFC 9293 3.7.1: the MSS a peer that sent no MSS option takes.
@@ -93,6 +94,16 @@ impl SynTimer {
     /// again, since the answer could be to either copy (Karn).
     pub fn sample(&self, now: Instant) -> Option<Duration> {
         (self.sent_again == 0).then(|| self.first_sent.map(|t| now - t)).flatten()
+    }
+
+    /// The handshake's round trip when the answer echoes `echo` of `clock`
+    /// (a nonzero echo, with timestamps agreed): the echo says which copy
+    /// was answered, resent or not, as Linux times it; else [`Self::sample`].
+    pub fn sample_echoed(&self, now: Instant, echo: Option<u32>, clock: TsClock) -> Option<Duration> {
+        match echo.filter(|&e| e != 0) {
+            Some(e) => clock.since(now, e),
+            None => self.sample(now),
+        }
     }
 }
 

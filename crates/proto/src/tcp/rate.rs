@@ -41,7 +41,8 @@ pub struct RateSample {
     pub interval: Option<Duration>,
     /// The connection's `delivered` when the sampled segment was sent.
     pub prior_delivered: u64,
-    /// Bytes newly ACKed or SACKed by this ACK.
+    /// Bytes newly ACKed or SACKed by this ACK; with `count_packets`, each
+    /// segment counted as a full one, as are all the delivery counts here.
     pub acked_sacked: u64,
     /// Bytes newly marked lost while processing this ACK.
     pub losses: u64,

@@ -160,14 +160,9 @@ impl TcpReceiver {
             Listening::Listen => return,
             Listening::SynReceived if seg.flags.contains(Flags::ACK) => {
                 self.phase = Listening::Established;
-                // The echo times the SYN-ACK this ACK answers, resent or
-                // not (`tcp_synack_rtt_meas`, then the timestamp sample of
-                // `tcp_ack_update_rtt`); without it, Karn's rule.
-                let echoed = seg.timestamp.filter(|t| self.timestamps && t.echo != 0);
-                self.handshake_rtt = match echoed {
-                    Some(t) => self.ts_clock.since(now, t.echo),
-                    None => self.syn_ack.sample(now),
-                };
+                // `tcp_synack_rtt_meas`, then `tcp_ack_update_rtt`'s timestamp sample.
+                let echo = seg.timestamp.filter(|_| self.timestamps).map(|t| t.echo);
+                self.handshake_rtt = self.syn_ack.sample_echoed(now, echo, self.ts_clock);
                 self.syn_ack.deadline = None;
                 if let Some(a) = self.autotune.as_mut() {
                     a.on_established(now, self.rcv_nxt);

@@ -754,16 +754,9 @@ impl TcpSender {
                 self.w.ssthresh = self.config.initial_ssthresh as u64 * settled.mss;
             }
         }
-        let sample = match syn_ack.timestamp {
-            Some(ts) if settled.timestamps && ts.echo != 0 => {
-                self.ts_recent = Some(ts.value);
-                self.ts_clock.since(now, ts.echo)
-            }
-            ts => {
-                self.ts_recent = ts.map(|t| t.value);
-                self.syn.sample(now)
-            }
-        };
+        self.ts_recent = syn_ack.timestamp.map(|t| t.value);
+        let echo = syn_ack.timestamp.filter(|_| settled.timestamps).map(|t| t.echo);
+        let sample = self.syn.sample_echoed(now, echo, self.ts_clock);
         match sample {
             Some(r) => {
                 self.rtt.on_sample(r, self.snd_una, self.snd_max);
