@@ -70,126 +70,184 @@ pub unsafe fn run(isa: Isa) {
     }
 }
 
-#[target_feature(enable = "ssse3")]
-unsafe fn ssse3() {
-    let n = ITERATIONS;
-    // SAFETY: registers only, all clobbered; the caller has the features.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            "psrlw xmm1, 4", "pand xmm0, xmm2", "pand xmm1, xmm2",
-            "pshufb xmm3, xmm0", "pshufb xmm4, xmm1", "pxor xmm11, xmm3", "pxor xmm11, xmm4",
-            "pshufb xmm5, xmm0", "pshufb xmm6, xmm1", "pxor xmm12, xmm5", "pxor xmm12, xmm6",
-            "pshufb xmm7, xmm0", "pshufb xmm8, xmm1", "pxor xmm13, xmm7", "pxor xmm13, xmm8",
-            "pshufb xmm9, xmm0", "pshufb xmm10, xmm1", "pxor xmm14, xmm9", "pxor xmm14, xmm10",
-            "dec {n}", "jnz 2b",
-            n = inout(reg) n => _,
-            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _, out("xmm4") _, out("xmm5") _,
-            out("xmm6") _, out("xmm7") _, out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
-            out("xmm12") _, out("xmm13") _, out("xmm14") _,
-            options(nomem, nostack),
-        );
-    }
+/// A probe: `$body` repeated [`ITERATIONS`] times, then `$after`
+/// (`vzeroupper` after VEX and EVEX code, so that SSE code after it pays
+/// no transition), on registers only, every one of the clobbers named.
+macro_rules! probe {
+    ($name:ident, $features:literal, [$($body:literal),* $(,)?], after = [$($after:literal),*], clobbers = [$($reg:tt),* $(,)?]) => {
+        #[target_feature(enable = $features)]
+        unsafe fn $name() {
+            // SAFETY: registers only, all clobbered; the caller has the features.
+            unsafe {
+                std::arch::asm!(
+                    "2:", $($body,)* "dec {n}", "jnz 2b", $($after,)*
+                    n = inout(reg) ITERATIONS => _,
+                    $(out($reg) _,)*
+                    options(nomem, nostack),
+                );
+            }
+        }
+    };
 }
 
-#[target_feature(enable = "avx2")]
-unsafe fn avx2() {
-    let n = ITERATIONS;
-    // SAFETY: registers only, all clobbered; the caller has the features.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            "vpsrlw ymm1, ymm1, 4", "vpand ymm0, ymm0, ymm2", "vpand ymm1, ymm1, ymm2",
-            "vpshufb ymm15, ymm3, ymm0", "vpxor ymm11, ymm11, ymm15", "vpshufb ymm15, ymm4, ymm1", "vpxor ymm11, ymm11, ymm15",
-            "vpshufb ymm15, ymm5, ymm0", "vpxor ymm12, ymm12, ymm15", "vpshufb ymm15, ymm6, ymm1", "vpxor ymm12, ymm12, ymm15",
-            "vpshufb ymm15, ymm7, ymm0", "vpxor ymm13, ymm13, ymm15", "vpshufb ymm15, ymm8, ymm1", "vpxor ymm13, ymm13, ymm15",
-            "vpshufb ymm15, ymm9, ymm0", "vpxor ymm14, ymm14, ymm15", "vpshufb ymm15, ymm10, ymm1", "vpxor ymm14, ymm14, ymm15",
-            "dec {n}", "jnz 2b",
-            "vzeroupper",
-            n = inout(reg) n => _,
-            out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _, out("ymm4") _, out("ymm5") _,
-            out("ymm6") _, out("ymm7") _, out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
-            out("ymm12") _, out("ymm13") _, out("ymm14") _, out("ymm15") _,
-            options(nomem, nostack),
-        );
-    }
-}
+probe!(
+    ssse3,
+    "ssse3",
+    [
+        "psrlw xmm1, 4",
+        "pand xmm0, xmm2",
+        "pand xmm1, xmm2",
+        "pshufb xmm3, xmm0",
+        "pshufb xmm4, xmm1",
+        "pxor xmm11, xmm3",
+        "pxor xmm11, xmm4",
+        "pshufb xmm5, xmm0",
+        "pshufb xmm6, xmm1",
+        "pxor xmm12, xmm5",
+        "pxor xmm12, xmm6",
+        "pshufb xmm7, xmm0",
+        "pshufb xmm8, xmm1",
+        "pxor xmm13, xmm7",
+        "pxor xmm13, xmm8",
+        "pshufb xmm9, xmm0",
+        "pshufb xmm10, xmm1",
+        "pxor xmm14, xmm9",
+        "pxor xmm14, xmm10",
+    ],
+    after = [],
+    clobbers = [
+        "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+        "xmm13", "xmm14"
+    ]
+);
 
-#[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn avx512() {
-    let n = ITERATIONS;
-    // SAFETY: registers only, all clobbered; the caller has the features.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            "vpsrlw zmm1, zmm1, 4", "vpandq zmm0, zmm0, zmm2", "vpandq zmm1, zmm1, zmm2",
-            "vpshufb zmm31, zmm3, zmm0", "vpxorq zmm19, zmm19, zmm31", "vpshufb zmm31, zmm4, zmm1", "vpxorq zmm19, zmm19, zmm31",
-            "vpshufb zmm31, zmm5, zmm0", "vpxorq zmm20, zmm20, zmm31", "vpshufb zmm31, zmm6, zmm1", "vpxorq zmm20, zmm20, zmm31",
-            "vpshufb zmm31, zmm7, zmm0", "vpxorq zmm21, zmm21, zmm31", "vpshufb zmm31, zmm8, zmm1", "vpxorq zmm21, zmm21, zmm31",
-            "vpshufb zmm31, zmm9, zmm0", "vpxorq zmm22, zmm22, zmm31", "vpshufb zmm31, zmm10, zmm1", "vpxorq zmm22, zmm22, zmm31",
-            "vpshufb zmm31, zmm11, zmm0", "vpxorq zmm23, zmm23, zmm31", "vpshufb zmm31, zmm12, zmm1", "vpxorq zmm23, zmm23, zmm31",
-            "vpshufb zmm31, zmm13, zmm0", "vpxorq zmm24, zmm24, zmm31", "vpshufb zmm31, zmm14, zmm1", "vpxorq zmm24, zmm24, zmm31",
-            "vpshufb zmm31, zmm15, zmm0", "vpxorq zmm25, zmm25, zmm31", "vpshufb zmm31, zmm16, zmm1", "vpxorq zmm25, zmm25, zmm31",
-            "vpshufb zmm31, zmm17, zmm0", "vpxorq zmm26, zmm26, zmm31", "vpshufb zmm31, zmm18, zmm1", "vpxorq zmm26, zmm26, zmm31",
-            "dec {n}", "jnz 2b",
-            "vzeroupper",
-            n = inout(reg) n => _,
-            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _, out("zmm4") _, out("zmm5") _,
-            out("zmm6") _, out("zmm7") _, out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
-            out("zmm12") _, out("zmm13") _, out("zmm14") _, out("zmm15") _, out("zmm16") _, out("zmm17") _,
-            out("zmm18") _, out("zmm19") _, out("zmm20") _, out("zmm21") _, out("zmm22") _, out("zmm23") _,
-            out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm31") _,
-            options(nomem, nostack),
-        );
-    }
-}
+probe!(
+    avx2,
+    "avx2",
+    [
+        "vpsrlw ymm1, ymm1, 4",
+        "vpand ymm0, ymm0, ymm2",
+        "vpand ymm1, ymm1, ymm2",
+        "vpshufb ymm15, ymm3, ymm0",
+        "vpxor ymm11, ymm11, ymm15",
+        "vpshufb ymm15, ymm4, ymm1",
+        "vpxor ymm11, ymm11, ymm15",
+        "vpshufb ymm15, ymm5, ymm0",
+        "vpxor ymm12, ymm12, ymm15",
+        "vpshufb ymm15, ymm6, ymm1",
+        "vpxor ymm12, ymm12, ymm15",
+        "vpshufb ymm15, ymm7, ymm0",
+        "vpxor ymm13, ymm13, ymm15",
+        "vpshufb ymm15, ymm8, ymm1",
+        "vpxor ymm13, ymm13, ymm15",
+        "vpshufb ymm15, ymm9, ymm0",
+        "vpxor ymm14, ymm14, ymm15",
+        "vpshufb ymm15, ymm10, ymm1",
+        "vpxor ymm14, ymm14, ymm15",
+    ],
+    after = ["vzeroupper"],
+    clobbers = [
+        "ymm0", "ymm1", "ymm2", "ymm3", "ymm4", "ymm5", "ymm6", "ymm7", "ymm8", "ymm9", "ymm10", "ymm11", "ymm12",
+        "ymm13", "ymm14", "ymm15"
+    ]
+);
 
-#[target_feature(enable = "avx2,gfni")]
-unsafe fn gfni256() {
-    let n = ITERATIONS;
-    // SAFETY: registers only, all clobbered; the caller has the features.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            "vgf2p8affineqb ymm15, ymm0, ymm1, 0", "vpxor ymm7, ymm7, ymm15",
-            "vgf2p8affineqb ymm15, ymm0, ymm2, 0", "vpxor ymm8, ymm8, ymm15",
-            "vgf2p8affineqb ymm15, ymm0, ymm3, 0", "vpxor ymm9, ymm9, ymm15",
-            "vgf2p8affineqb ymm15, ymm0, ymm4, 0", "vpxor ymm10, ymm10, ymm15",
-            "vgf2p8affineqb ymm15, ymm0, ymm5, 0", "vpxor ymm11, ymm11, ymm15",
-            "vgf2p8affineqb ymm15, ymm0, ymm6, 0", "vpxor ymm12, ymm12, ymm15",
-            "dec {n}", "jnz 2b",
-            "vzeroupper",
-            n = inout(reg) n => _,
-            out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _, out("ymm4") _, out("ymm5") _,
-            out("ymm6") _, out("ymm7") _, out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
-            out("ymm12") _, out("ymm15") _,
-            options(nomem, nostack),
-        );
-    }
-}
+probe!(
+    avx512,
+    "avx512f,avx512bw",
+    [
+        "vpsrlw zmm1, zmm1, 4",
+        "vpandq zmm0, zmm0, zmm2",
+        "vpandq zmm1, zmm1, zmm2",
+        "vpshufb zmm31, zmm3, zmm0",
+        "vpxorq zmm19, zmm19, zmm31",
+        "vpshufb zmm31, zmm4, zmm1",
+        "vpxorq zmm19, zmm19, zmm31",
+        "vpshufb zmm31, zmm5, zmm0",
+        "vpxorq zmm20, zmm20, zmm31",
+        "vpshufb zmm31, zmm6, zmm1",
+        "vpxorq zmm20, zmm20, zmm31",
+        "vpshufb zmm31, zmm7, zmm0",
+        "vpxorq zmm21, zmm21, zmm31",
+        "vpshufb zmm31, zmm8, zmm1",
+        "vpxorq zmm21, zmm21, zmm31",
+        "vpshufb zmm31, zmm9, zmm0",
+        "vpxorq zmm22, zmm22, zmm31",
+        "vpshufb zmm31, zmm10, zmm1",
+        "vpxorq zmm22, zmm22, zmm31",
+        "vpshufb zmm31, zmm11, zmm0",
+        "vpxorq zmm23, zmm23, zmm31",
+        "vpshufb zmm31, zmm12, zmm1",
+        "vpxorq zmm23, zmm23, zmm31",
+        "vpshufb zmm31, zmm13, zmm0",
+        "vpxorq zmm24, zmm24, zmm31",
+        "vpshufb zmm31, zmm14, zmm1",
+        "vpxorq zmm24, zmm24, zmm31",
+        "vpshufb zmm31, zmm15, zmm0",
+        "vpxorq zmm25, zmm25, zmm31",
+        "vpshufb zmm31, zmm16, zmm1",
+        "vpxorq zmm25, zmm25, zmm31",
+        "vpshufb zmm31, zmm17, zmm0",
+        "vpxorq zmm26, zmm26, zmm31",
+        "vpshufb zmm31, zmm18, zmm1",
+        "vpxorq zmm26, zmm26, zmm31",
+    ],
+    after = ["vzeroupper"],
+    clobbers = [
+        "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12",
+        "zmm13", "zmm14", "zmm15", "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24",
+        "zmm25", "zmm26", "zmm31"
+    ]
+);
 
-#[target_feature(enable = "avx512f,avx512bw,gfni")]
-unsafe fn gfni512() {
-    let n = ITERATIONS;
-    // SAFETY: registers only, all clobbered; the caller has the features.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            "vgf2p8affineqb zmm31, zmm0, zmm1, 0", "vpxorq zmm9, zmm9, zmm31",
-            "vgf2p8affineqb zmm31, zmm0, zmm2, 0", "vpxorq zmm10, zmm10, zmm31",
-            "vgf2p8affineqb zmm31, zmm0, zmm3, 0", "vpxorq zmm11, zmm11, zmm31",
-            "vgf2p8affineqb zmm31, zmm0, zmm4, 0", "vpxorq zmm12, zmm12, zmm31",
-            "vgf2p8affineqb zmm31, zmm0, zmm5, 0", "vpxorq zmm13, zmm13, zmm31",
-            "vgf2p8affineqb zmm31, zmm0, zmm6, 0", "vpxorq zmm14, zmm14, zmm31",
-            "vgf2p8affineqb zmm31, zmm0, zmm7, 0", "vpxorq zmm15, zmm15, zmm31",
-            "vgf2p8affineqb zmm31, zmm0, zmm8, 0", "vpxorq zmm16, zmm16, zmm31",
-            "dec {n}", "jnz 2b",
-            "vzeroupper",
-            n = inout(reg) n => _,
-            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _, out("zmm4") _, out("zmm5") _,
-            out("zmm6") _, out("zmm7") _, out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
-            out("zmm12") _, out("zmm13") _, out("zmm14") _, out("zmm15") _, out("zmm16") _, out("zmm31") _,
-            options(nomem, nostack),
-        );
-    }
-}
+probe!(
+    gfni256,
+    "avx2,gfni",
+    [
+        "vgf2p8affineqb ymm15, ymm0, ymm1, 0",
+        "vpxor ymm7, ymm7, ymm15",
+        "vgf2p8affineqb ymm15, ymm0, ymm2, 0",
+        "vpxor ymm8, ymm8, ymm15",
+        "vgf2p8affineqb ymm15, ymm0, ymm3, 0",
+        "vpxor ymm9, ymm9, ymm15",
+        "vgf2p8affineqb ymm15, ymm0, ymm4, 0",
+        "vpxor ymm10, ymm10, ymm15",
+        "vgf2p8affineqb ymm15, ymm0, ymm5, 0",
+        "vpxor ymm11, ymm11, ymm15",
+        "vgf2p8affineqb ymm15, ymm0, ymm6, 0",
+        "vpxor ymm12, ymm12, ymm15",
+    ],
+    after = ["vzeroupper"],
+    clobbers = [
+        "ymm0", "ymm1", "ymm2", "ymm3", "ymm4", "ymm5", "ymm6", "ymm7", "ymm8", "ymm9", "ymm10", "ymm11", "ymm12",
+        "ymm15"
+    ]
+);
+
+probe!(
+    gfni512,
+    "avx512f,avx512bw,gfni",
+    [
+        "vgf2p8affineqb zmm31, zmm0, zmm1, 0",
+        "vpxorq zmm9, zmm9, zmm31",
+        "vgf2p8affineqb zmm31, zmm0, zmm2, 0",
+        "vpxorq zmm10, zmm10, zmm31",
+        "vgf2p8affineqb zmm31, zmm0, zmm3, 0",
+        "vpxorq zmm11, zmm11, zmm31",
+        "vgf2p8affineqb zmm31, zmm0, zmm4, 0",
+        "vpxorq zmm12, zmm12, zmm31",
+        "vgf2p8affineqb zmm31, zmm0, zmm5, 0",
+        "vpxorq zmm13, zmm13, zmm31",
+        "vgf2p8affineqb zmm31, zmm0, zmm6, 0",
+        "vpxorq zmm14, zmm14, zmm31",
+        "vgf2p8affineqb zmm31, zmm0, zmm7, 0",
+        "vpxorq zmm15, zmm15, zmm31",
+        "vgf2p8affineqb zmm31, zmm0, zmm8, 0",
+        "vpxorq zmm16, zmm16, zmm31",
+    ],
+    after = ["vzeroupper"],
+    clobbers = [
+        "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12",
+        "zmm13", "zmm14", "zmm15", "zmm16", "zmm31"
+    ]
+);
