@@ -144,29 +144,21 @@ TIERS = ("scalar", "neon", "ssse3", "avx2", "avx512", "gfni256", "gfni512")
 FLAGS = ("ssse3", "avx2", "avx512f", "avx512bw", "avx512vl", "gfni", "vaes", "vpclmulqdq", "asimd", "neon")
 
 
-# Each tier's multiply-add: the bytes a vector holds and the vector operations
-# one multiply-add of one vector costs in the blocked product (K outputs a
-# group). Nibble tables: two shuffles and two XORs, and a shift and two ANDs
-# per input vector shared by the K outputs; GFNI: one affine and one XOR. The
-# Rust benchmark runs this mix from registers alone (`issue_ceiling`): how
-# many of these operations the core issues a cycle is measured, not assumed.
-MIX = {
-    "ssse3": (16, 4 + 3 / 4),
-    "avx2": (32, 4 + 3 / 4),
-    "avx512": (64, 4 + 3 / 8),
-    "gfni256": (32, 2),
-    "gfni512": (64, 2),
-}
-
 # The inputs of the product in L1 (`product_l1`, a 24 x 32 product of 384-byte rows).
 L1_INPUTS = 32
 
 
 def ceiling_table(rows: list[Row], mhz: float | None) -> list[str]:
-    """Per tier: the issue ceiling, and the product in L1, encoding and decoding (ncmesh's and ISA-L's) against it."""
+    """Per tier: the issue ceiling, and the product in L1, encoding and decoding (ncmesh's and ISA-L's) against it.
+
+    The ceiling's row carries its probe's vector width and vector operations per multiply-add (nibble tables:
+    two shuffles and two XORs, and a share of the shift and two ANDs that split an input; GFNI: one affine and
+    one XOR), counted from the probe's code: operations a cycle follow from the measured clock.
+    """
     at = {
         (r.get("isa"), r["impl"].split(" (")[0], r["op"], r["g"]): r["mb_per_s"] for r in rows if r["field"] == "gf256"
     }
+    probes = {r["isa"]: r for r in rows if r["op"] == "issue_ceiling" and r["impl"] == "ncmesh"}
     out = [
         "## Ceilings",
         "",
@@ -178,11 +170,10 @@ def ceiling_table(rows: list[Row], mhz: float | None) -> list[str]:
         "| encode g = 16 / 64 / 256 | ISA-L encode | decode |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for isa, (width, ops) in MIX.items():
-        ceiling = at.get((isa, "ncmesh", "issue_ceiling", 1))
-        if ceiling is None:
-            continue
-        per_cycle = ceiling / width * ops / mhz if mhz else None
+    for isa in sorted(probes, key=TIERS.index):
+        probe = probes[isa]
+        ceiling, ops = probe["mb_per_s"], probe["ops_per_vector"]
+        per_cycle = ceiling / probe["vector_bytes"] * ops / mhz if mhz else None
 
         def shares(impl: str, op: str, isa: str = isa, ceiling: float = ceiling) -> str:
             return " / ".join(

@@ -23,7 +23,10 @@ use serde_json::{json, Value};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+// Beside the benchmark rather than in `benches/`, where Cargo would make
+// it a benchmark of its own.
 #[cfg(target_arch = "x86_64")]
+#[path = "codec/issue.rs"]
 mod issue;
 
 const SYMBOL: usize = 1500;
@@ -418,15 +421,21 @@ fn kernels_mad(b: &mut Bench) {
 }
 
 /// The tier's multiply-add instruction mix from registers alone
-/// (`issue.rs`), in MB/s of multiply-adds: the most any product can reach.
+/// (`codec/issue.rs`), in MB/s of multiply-adds: the most any product can reach.
+/// The row keeps the probe's vector width and operations per multiply-add,
+/// from which the tables count operations a cycle.
 fn issue_ceiling(b: &mut Bench) {
     #[cfg(target_arch = "x86_64")]
-    if let Some((outputs, width)) = issue::shape(b.isa) {
-        let isa = b.isa;
-        b.measure("ncmesh", "issue_ceiling", "gf256", 1, outputs * width * issue::ITERATIONS as usize, || {
+    if let Some(probe) = issue::probe(b.isa) {
+        let bytes = probe.outputs * probe.width * issue::ITERATIONS as usize;
+        let rate = b.measure("ncmesh", "issue_ceiling", "gf256", 1, bytes, || {
             // SAFETY: this process runs the tier `Kernels::best` chose, which the CPU has.
-            unsafe { issue::run(isa) }
+            unsafe { probe.run() }
         });
+        if let Some(row) = b.rows.last_mut().filter(|_| !rate.is_nan()) {
+            row["vector_bytes"] = json!(probe.width);
+            row["ops_per_vector"] = json!(probe.ops as f64 / probe.outputs as f64);
+        }
     }
 }
 

@@ -31,42 +31,44 @@ pub fn clock_mhz() -> f64 {
     (0..3).map(|_| chain(10_000_000)).fold(0.0, f64::max)
 }
 
-/// Multiply-adds one call of [`run`] makes for `isa`, and the bytes each
-/// covers: the outputs of one group of the tier's blocked product, once
-/// per iteration.
-pub fn shape(isa: Isa) -> Option<(usize, usize)> {
-    match isa {
-        Isa::Ssse3 => Some((4, 16)),
-        Isa::Avx2 => Some((4, 32)),
-        Isa::Avx512 => Some((8, 64)),
-        Isa::Gfni256 => Some((6, 32)),
-        Isa::Gfni512 => Some((8, 64)),
-        _ => None,
+/// Iterations per call of a probe.
+pub const ITERATIONS: u64 = 1000;
+
+/// One tier's multiply-add mix, run from registers alone: one iteration
+/// per group of outputs, as the blocked product issues them. Nibble tiers
+/// split an input (a shift and two ANDs) and then, per output, look up both
+/// nibbles and add both (two shuffles, two XORs); GFNI tiers apply one
+/// affine and add it per output. No loads or stores; every output a chain
+/// of its own.
+#[derive(Clone, Copy, Debug)]
+pub struct Probe {
+    /// Multiply-adds an iteration makes: the outputs of one group.
+    pub outputs: usize,
+    /// Bytes a vector holds.
+    pub width: usize,
+    /// Vector operations an iteration issues, counted from its code.
+    pub ops: usize,
+    run: unsafe fn(),
+}
+
+impl Probe {
+    /// # Safety
+    /// The CPU has the probe's instructions.
+    pub unsafe fn run(&self) {
+        // SAFETY: as the caller promises.
+        unsafe { (self.run)() }
     }
 }
 
-/// Iterations per call of [`run`].
-pub const ITERATIONS: u64 = 1000;
-
-/// One iteration per group of outputs, as the blocked product issues them:
-/// nibble tiers split an input (a shift and two ANDs) and then, per output,
-/// look up both nibbles and add both (two shuffles, two XORs); GFNI tiers
-/// apply one affine and add it per output. Registers only: no loads or
-/// stores, every output a chain of its own.
-///
-/// # Safety
-/// The CPU has `isa`'s instructions.
-pub unsafe fn run(isa: Isa) {
-    // SAFETY: as the caller promises.
-    unsafe {
-        match isa {
-            Isa::Ssse3 => ssse3(),
-            Isa::Avx2 => avx2(),
-            Isa::Avx512 => avx512(),
-            Isa::Gfni256 => gfni256(),
-            Isa::Gfni512 => gfni512(),
-            _ => {}
-        }
+/// The probe of `isa`, for the x86 vector tiers.
+pub fn probe(isa: Isa) -> Option<Probe> {
+    match isa {
+        Isa::Ssse3 => Some(ssse3::PROBE),
+        Isa::Avx2 => Some(avx2::PROBE),
+        Isa::Avx512 => Some(avx512::PROBE),
+        Isa::Gfni256 => Some(gfni256::PROBE),
+        Isa::Gfni512 => Some(gfni512::PROBE),
+        _ => None,
     }
 }
 
@@ -74,17 +76,24 @@ pub unsafe fn run(isa: Isa) {
 /// (`vzeroupper` after VEX and EVEX code, so that SSE code after it pays
 /// no transition), on registers only, every one of the clobbers named.
 macro_rules! probe {
-    ($name:ident, $features:literal, [$($body:literal),* $(,)?], after = [$($after:literal),*], clobbers = [$($reg:tt),* $(,)?]) => {
-        #[target_feature(enable = $features)]
-        unsafe fn $name() {
-            // SAFETY: registers only, all clobbered; the caller has the features.
-            unsafe {
-                std::arch::asm!(
-                    "2:", $($body,)* "dec {n}", "jnz 2b", $($after,)*
-                    n = inout(reg) ITERATIONS => _,
-                    $(out($reg) _,)*
-                    options(nomem, nostack),
-                );
+    ($name:ident, $features:literal, outputs = $outputs:literal, width = $width:literal,
+     [$($body:literal),* $(,)?], after = [$($after:literal),*], clobbers = [$($reg:tt),* $(,)?]) => {
+        mod $name {
+            use super::{Probe, ITERATIONS};
+
+            pub const PROBE: Probe = Probe { outputs: $outputs, width: $width, ops: [$($body),*].len(), run };
+
+            #[target_feature(enable = $features)]
+            unsafe fn run() {
+                // SAFETY: registers only, all clobbered; the caller has the features.
+                unsafe {
+                    std::arch::asm!(
+                        "2:", $($body,)* "dec {n}", "jnz 2b", $($after,)*
+                        n = inout(reg) ITERATIONS => _,
+                        $(out($reg) _,)*
+                        options(nomem, nostack),
+                    );
+                }
             }
         }
     };
@@ -93,6 +102,8 @@ macro_rules! probe {
 probe!(
     ssse3,
     "ssse3",
+    outputs = 4,
+    width = 16,
     [
         "psrlw xmm1, 4",
         "pand xmm0, xmm2",
@@ -124,6 +135,8 @@ probe!(
 probe!(
     avx2,
     "avx2",
+    outputs = 4,
+    width = 32,
     [
         "vpsrlw ymm1, ymm1, 4",
         "vpand ymm0, ymm0, ymm2",
@@ -155,6 +168,8 @@ probe!(
 probe!(
     avx512,
     "avx512f,avx512bw",
+    outputs = 8,
+    width = 64,
     [
         "vpsrlw zmm1, zmm1, 4",
         "vpandq zmm0, zmm0, zmm2",
@@ -203,6 +218,8 @@ probe!(
 probe!(
     gfni256,
     "avx2,gfni",
+    outputs = 6,
+    width = 32,
     [
         "vgf2p8affineqb ymm15, ymm0, ymm1, 0",
         "vpxor ymm7, ymm7, ymm15",
@@ -227,6 +244,8 @@ probe!(
 probe!(
     gfni512,
     "avx512f,avx512bw,gfni",
+    outputs = 8,
+    width = 64,
     [
         "vgf2p8affineqb zmm31, zmm0, zmm1, 0",
         "vpxorq zmm9, zmm9, zmm31",
