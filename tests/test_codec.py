@@ -291,3 +291,26 @@ def test_benchmark_tables_put_each_rate_in_its_row_and_column():
     assert lines.index("## RLNC over GF(2^8) on avx2") < lines.index("## RLNC over GF(2^8) on gfni512")
     assert "## Fields on gfni512" in lines
     assert "| avx2 | lt_decode | 1000 | 600 | 400 | 1.50x |" in lines
+
+
+def test_benchmark_ratios_pair_the_rounds_of_each_side():
+    from ncmesh.bench_codec import markdown, ratio_of, with_ratios
+
+    def row(impl, op, g, rounds):
+        mb = sorted(rounds)[len(rounds) // 2]
+        return {"isa": "avx2", "impl": impl, "op": op, "field": "gf256", "g": g, "symbol_bytes": 1500,
+                "mb_per_s": mb, "rounds": rounds}  # fmt: skip
+
+    # Round by round 2.0, 300 / 290 and 3.1: their median is 2.0, while the medians' ratio, 300 / 100, pairs
+    # the second round's rate of one side with the third's of the other.
+    ours, theirs = (
+        row("ncmesh", "encode", 16, [100.0, 300.0, 310.0]),
+        row("isa-l (avx2)", "encode", 16, [50.0, 290.0, 100.0]),
+    )
+    assert ratio_of(ours, theirs) == 2.0
+    assert ratio_of(ours, {**theirs, "rounds": None}) == 3.0
+    assert ratio_of(ours, {**theirs, "rounds": [50.0, 290.0]}) == 3.0
+    assert ratio_of(ours, None) is None
+    rows = with_ratios([ours, theirs])
+    assert rows[0]["ratio_to_best_peer"] == 2.0
+    assert "| encode | 16 | 300 | – | – | 100 (avx2) | – | 2.00x | 2.00x | – |" in markdown(rows).splitlines()

@@ -103,26 +103,41 @@ def is_peer(r: Row) -> bool:
     return not r["impl"].startswith("ncmesh")
 
 
+def ratio_of(ours: Row | None, theirs: Row | None) -> float | None:
+    """`ours` over `theirs`: the median of the two rows' ratios round by round where both kept the rates of
+    their rounds, else the ratio of their medians.
+
+    Both rows of a round were measured within seconds of each other in one process, so load from other work on
+    the machine, which comes and goes over longer spans, shifts both alike; the median of the rounds' ratios
+    keeps that out of the comparison, and the ratio of two medians taken from different rounds does not.
+    """
+    if not ours or not theirs or not ours["mb_per_s"] or not theirs["mb_per_s"]:
+        return None
+    a, b = ours.get("rounds"), theirs.get("rounds")
+    if a and b and len(a) == len(b) and all(a) and all(b):
+        return float(statistics.median(x / y for x, y in zip(a, b, strict=True)))
+    return float(ours["mb_per_s"] / theirs["mb_per_s"])
+
+
 def with_ratios(rows: list[Row]) -> list[Row]:
     """`ratio_to_best_peer` on ncmesh rows, against peers on the same tier; `ratio_to_rust` on the bindings' rows."""
 
     def key(r: Row) -> tuple[Any, ...]:
         return (r.get("isa"), r["op"], r["field"], r["g"], r["symbol_bytes"])
 
-    best_peer: dict[tuple[Any, ...], float] = {}
-    rust: dict[tuple[Any, ...], float] = {}
+    best_peer: dict[tuple[Any, ...], Row] = {}
+    rust: dict[tuple[Any, ...], Row] = {}
     for r in rows:
         if is_peer(r):
-            best_peer[key(r)] = max(best_peer.get(key(r), 0.0), r["mb_per_s"])
+            if r["mb_per_s"] > best_peer.get(key(r), {"mb_per_s": 0.0})["mb_per_s"]:
+                best_peer[key(r)] = r
         elif r["impl"] == "ncmesh":
-            rust[key(r)] = r["mb_per_s"]
+            rust[key(r)] = r
     for r in rows:
         if r["impl"] == "ncmesh":
-            peer = best_peer.get(key(r))
-            r["ratio_to_best_peer"] = r["mb_per_s"] / peer if peer else None
+            r["ratio_to_best_peer"] = ratio_of(r, best_peer.get(key(r)))
         elif r["impl"] == "ncmesh-python":
-            native = rust.get(key(r))
-            r["ratio_to_rust"] = r["mb_per_s"] / native if native else None
+            r["ratio_to_rust"] = ratio_of(r, rust.get(key(r)))
     return rows
 
 
@@ -132,8 +147,9 @@ def _mb(x: float | None) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
 
 
-def _ratio(a: float | None, b: float | None) -> str:
-    return f"{a / b:.2f}x" if a and b else "–"
+def _row_ratio(a: Row | None, b: Row | None) -> str:
+    r = ratio_of(a, b)
+    return f"{r:.2f}x" if r else "–"
 
 
 def _share(a: float | None, b: float | None) -> str:
@@ -193,16 +209,18 @@ def markdown(rows: list[Row], cpu: dict[str, Any] | None = None) -> str:
     """The tables docs/benchmarks.md records, from one run's rows: per tier, then for the fastest."""
     tiers = sorted({r["isa"] for r in rows if r.get("isa") in TIERS}, key=TIERS.index)
     best = tiers[-1] if tiers else None
-    at = {(r.get("isa"), r["impl"], r["op"], r["field"], r["g"]): r["mb_per_s"] for r in rows}
+    row_at = {(r.get("isa"), r["impl"], r["op"], r["field"], r["g"]): r for r in rows}
+    at = {k: r["mb_per_s"] for k, r in row_at.items()}
 
-    def peer(isa: str, name: str, op: str, g: int, field: str = "gf256") -> tuple[float | None, str]:
-        """The rate of the peer `name`, on `isa`, and the tier it names for itself, as `isa-l (avx2)` does."""
-        for (tier, impl, o, f, gg), mb in at.items():
+    def peer(isa: str, name: str, op: str, g: int, field: str = "gf256") -> tuple[Row | None, str]:
+        """The row of the peer `name`, on `isa`, and the tier it names for itself, as `isa-l (avx2)` does."""
+        for (tier, impl, o, f, gg), r in row_at.items():
             if tier == isa and impl.split(" (")[0] == name and o == op and f == field and gg == g:
-                return mb, impl.partition(" (")[2].rstrip(")")
+                return r, impl.partition(" (")[2].rstrip(")")
         return None, ""
 
-    def cell(rate: float | None, own_tier: str = "") -> str:
+    def cell(r: Row | None, own_tier: str = "") -> str:
+        rate = r["mb_per_s"] if r else None
         return f"{_mb(rate)} ({own_tier})" if rate and own_tier else _mb(rate)
 
     gs = (16, 64, 256)
@@ -228,12 +246,12 @@ def markdown(rows: list[Row], cpu: dict[str, Any] | None = None) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for isa in tiers:
-        ours = at.get((isa, "ncmesh", "mad", "gf256", 1))
+        ours = row_at.get((isa, "ncmesh", "mad", "gf256", 1))
         isal, isal_tier = peer(isa, "isa-l", "mad", 1)
         simdx, simdx_tier = peer(isa, "rlnc-simdx", "mad", 1)
         out.append(
-            f"| {isa} | {_mb(ours)} | {cell(isal, isal_tier)} | {cell(simdx, simdx_tier)} | {_ratio(ours, isal)} "
-            f"| {_ratio(ours, simdx)} | {_mb(at.get((isa, 'ncmesh', 'product_l1', 'gf256', L1_INPUTS)))} |"
+            f"| {isa} | {cell(ours)} | {cell(isal, isal_tier)} | {cell(simdx, simdx_tier)} | {_row_ratio(ours, isal)} "
+            f"| {_row_ratio(ours, simdx)} | {_mb(at.get((isa, 'ncmesh', 'product_l1', 'gf256', L1_INPUTS)))} |"
         )
     out += ["", *ceiling_table(rows, (cpu or {}).get("measured_mhz"))]
     for isa in tiers:
@@ -248,14 +266,14 @@ def markdown(rows: list[Row], cpu: dict[str, Any] | None = None) -> str:
         ]
         for op in ("encode", "encode_fixed", "recode", "decode"):
             for g in gs:
-                ours = at.get((isa, "ncmesh", op, "gf256", g))
+                ours = row_at.get((isa, "ncmesh", op, "gf256", g))
                 peers = [peer(isa, p, op, g) for p in ("rlnc-simdx", "rlnc", "isa-l", "galois")]
-                best_peer = max((rate for rate, _ in peers if rate), default=None)
-                ceiling = _share(g * ours, l1) if ours and l1 and op != "encode_fixed" else "–"
+                best_peer = max((r for r, _ in peers if r), key=lambda r: r["mb_per_s"], default=None)
+                ceiling = _share(g * ours["mb_per_s"], l1) if ours and l1 and op != "encode_fixed" else "–"
                 out.append(
-                    f"| {op} | {g} | {_mb(ours)} | "
-                    + " | ".join(cell(rate, own) for rate, own in peers)
-                    + f" | {_ratio(ours, best_peer)} | {_ratio(ours, peers[2][0])} | {ceiling} |"
+                    f"| {op} | {g} | {cell(ours)} | "
+                    + " | ".join(cell(r, own) for r, own in peers)
+                    + f" | {_row_ratio(ours, best_peer)} | {_row_ratio(ours, peers[2][0])} | {ceiling} |"
                 )
     if best is None:
         return "\n".join(out) + "\n"
@@ -268,8 +286,8 @@ def markdown(rows: list[Row], cpu: dict[str, Any] | None = None) -> str:
     ]
     for op in ("encode", "recode", "recode_partial", "decode", "decode_reset"):
         for g in gs:
-            wide, binary = at.get((best, "ncmesh", op, "gf256", g)), at.get((best, "ncmesh", op, "gf2", g))
-            out.append(f"| {op} | {g} | {_mb(wide)} | {_mb(binary)} | {_ratio(binary, wide)} |")
+            wide, binary = row_at.get((best, "ncmesh", op, "gf256", g)), row_at.get((best, "ncmesh", op, "gf2", g))
+            out.append(f"| {op} | {g} | {cell(wide)} | {cell(binary)} | {_row_ratio(binary, wide)} |")
     out += [
         "",
         f"## Python bindings on {best}",
@@ -291,10 +309,10 @@ def markdown(rows: list[Row], cpu: dict[str, Any] | None = None) -> str:
     for isa in tiers:
         for op in ("lt_encode", "lt_decode"):
             for k in (64, 1000):
-                ours = at.get((isa, "ncmesh", op, "gf2", k))
-                theirs = at.get((isa, "raptorq", op, "gf2", k), at.get((best, "raptorq", op, "gf2", k)))
+                ours = row_at.get((isa, "ncmesh", op, "gf2", k))
+                theirs = row_at.get((isa, "raptorq", op, "gf2", k), row_at.get((best, "raptorq", op, "gf2", k)))
                 if ours:
-                    out.append(f"| {isa} | {op} | {k} | {_mb(ours)} | {_mb(theirs)} | {_ratio(ours, theirs)} |")
+                    out.append(f"| {isa} | {op} | {k} | {cell(ours)} | {cell(theirs)} | {_row_ratio(ours, theirs)} |")
     return "\n".join(out) + "\n"
 
 

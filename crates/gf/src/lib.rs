@@ -419,10 +419,10 @@ fn product(
     if field.q == 1 {
         return kernels::gf2_matmul(Kernels::best(), a, xs, ys, accumulate);
     }
-    if !accumulate {
-        ys.iter_mut().for_each(|y| y.fill(0));
-    }
     if xs.is_empty() {
+        if !accumulate {
+            ys.iter_mut().for_each(|y| y.fill(0));
+        }
         return;
     }
     // Maps are looked up for a band of outputs at a time: a whole g x g
@@ -433,7 +433,7 @@ fn product(
     for (rows, band) in a.chunks(BAND * n).zip(ys.chunks_mut(BAND)) {
         maps.clear();
         maps.extend(rows.iter().map(|&c| map(c)));
-        (Kernels::best().map_xor_matmul)(&maps, xs, band);
+        (Kernels::best().map_matmul)(&maps, xs, band, accumulate);
     }
 }
 

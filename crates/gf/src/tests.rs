@@ -50,7 +50,7 @@ fn matches_scalar(k: &Kernels) {
         assert_eq!(want, got, "{:?} xor len {len}", k.isa);
         assert_eq!((reference.dot256)(&x, &y), (k.dot256)(&x, &y), "{:?} dot len {len}", k.isa);
 
-        for rows in [1usize, 3, 17] {
+        for rows in [1usize, 3, 17, 40] {
             let xs: Vec<Vec<u8>> = (0..rows).map(|r| bytes(len, 7 * r as u64 + 5)).collect();
             let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
             // Coefficient 1 among them: the multi-row sum adds such rows plainly.
@@ -65,13 +65,15 @@ fn matches_scalar(k: &Kernels) {
                 let maps: Vec<&ByteMap> = (0..outputs * rows)
                     .map(|i| Field::GF256.element_map((i as u8).wrapping_mul(91).wrapping_add(3)))
                     .collect();
-                let mut want: Vec<Vec<u8>> = (0..outputs).map(|o| bytes(len, 50 + o as u64)).collect();
-                let mut got = want.clone();
-                let mut want_refs: Vec<&mut [u8]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
-                let mut got_refs: Vec<&mut [u8]> = got.iter_mut().map(|v| v.as_mut_slice()).collect();
-                (reference.map_xor_matmul)(&maps, &xr, &mut want_refs);
-                (k.map_xor_matmul)(&maps, &xr, &mut got_refs);
-                assert_eq!(want, got, "{:?} matmul len {len} rows {rows} outputs {outputs}", k.isa);
+                for accumulate in [true, false] {
+                    let mut want: Vec<Vec<u8>> = (0..outputs).map(|o| bytes(len, 50 + o as u64)).collect();
+                    let mut got = want.clone();
+                    let mut want_refs: Vec<&mut [u8]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
+                    let mut got_refs: Vec<&mut [u8]> = got.iter_mut().map(|v| v.as_mut_slice()).collect();
+                    (reference.map_matmul)(&maps, &xr, &mut want_refs, accumulate);
+                    (k.map_matmul)(&maps, &xr, &mut got_refs, accumulate);
+                    assert_eq!(want, got, "{:?} matmul len {len} rows {rows} outputs {outputs} {accumulate}", k.isa);
+                }
             }
 
             let mut want: Vec<Vec<u8>> = xs.clone();
@@ -103,7 +105,8 @@ fn stays_within_slices(k: &Kernels) {
             (k.xor)(xr[1], ys[2]);
             (k.map_xor_multi)(&[m; 3], &xr, ys[0]);
             (k.map_xor_fanout)(&[m; 3], xr[2], &mut ys);
-            (k.map_xor_matmul)(&[m; 9], &xr, &mut ys);
+            (k.map_matmul)(&[m; 9], &xr, &mut ys, true);
+            (k.map_matmul)(&[m; 9], &xr, &mut ys, false);
         }
         assert_eq!(guards_of(&ybuf), guards, "{:?} wrote outside rows of {len} bytes", k.isa);
     }
@@ -307,7 +310,7 @@ fn a_multi_row_sum_over_rows_of_other_lengths_is_refused() {
 fn a_product_with_a_map_matrix_of_the_wrong_size_is_refused() {
     let k = Kernels::scalar();
     let m = Field::GF256.element_map(3);
-    (k.map_xor_matmul)(&[m, m, m], &[&[1], &[2]], &mut [&mut [0]]);
+    (k.map_matmul)(&[m, m, m], &[&[1], &[2]], &mut [&mut [0]], true);
 }
 
 #[test]

@@ -35,14 +35,16 @@ pub fn clock_mhz() -> f64 {
 pub const ITERATIONS: u64 = 1000;
 
 /// One tier's multiply-add mix, run from registers alone: one iteration
-/// per group of outputs, as the blocked product issues them. Nibble tiers
-/// split an input (a shift and two ANDs) and then, per output, look up both
-/// nibbles and add both (two shuffles, two XORs); GFNI tiers apply one
-/// affine and add it per output. No loads or stores; every output a chain
-/// of its own.
+/// per input split, as the blocked product issues them. Nibble tiers split
+/// an input (a shift and two ANDs) and then, per output, look up both
+/// nibbles and add both (two shuffles, two XORs), for one group of outputs
+/// or, where the tier splits its inputs once for a band of 16 outputs, for
+/// each of the band's groups in turn; GFNI tiers apply one affine and add
+/// it per output. No loads or stores; every output of a group a chain of
+/// its own.
 #[derive(Clone, Copy, Debug)]
 pub struct Probe {
-    /// Multiply-adds an iteration makes: the outputs of one group.
+    /// Multiply-adds an iteration makes: the outputs that share a split.
     pub outputs: usize,
     /// Bytes a vector holds.
     pub width: usize,
@@ -72,23 +74,31 @@ pub fn probe(isa: Isa) -> Option<Probe> {
     }
 }
 
-/// A probe: `$body` repeated [`ITERATIONS`] times, then `$after`
-/// (`vzeroupper` after VEX and EVEX code, so that SSE code after it pays
-/// no transition), on registers only, every one of the clobbers named.
+/// A probe: `$split`, then `$group` `$groups` times, repeated
+/// [`ITERATIONS`] times, then `$after` (`vzeroupper` after VEX and EVEX
+/// code, so that SSE code after it pays no transition), on registers only,
+/// every one of the clobbers named.
 macro_rules! probe {
-    ($name:ident, $features:literal, outputs = $outputs:literal, width = $width:literal,
-     [$($body:literal),* $(,)?], after = [$($after:literal),*], clobbers = [$($reg:tt),* $(,)?]) => {
+    ($name:ident, $features:literal, width = $width:literal, split = [$($split:literal),* $(,)?],
+     group = ($outputs:literal outputs) [$($group:literal),* $(,)?], groups = $groups:literal,
+     after = [$($after:literal),*], clobbers = [$($reg:tt),* $(,)?]) => {
         mod $name {
             use super::{Probe, ITERATIONS};
 
-            pub const PROBE: Probe = Probe { outputs: $outputs, width: $width, ops: [$($body),*].len(), run };
+            pub const PROBE: Probe = Probe {
+                outputs: $outputs * $groups,
+                width: $width,
+                ops: <[&str]>::len(&[$($split),*]) + $groups * <[&str]>::len(&[$($group),*]),
+                run,
+            };
 
             #[target_feature(enable = $features)]
             unsafe fn run() {
                 // SAFETY: registers only, all clobbered; the caller has the features.
                 unsafe {
                     std::arch::asm!(
-                        "2:", $($body,)* "dec {n}", "jnz 2b", $($after,)*
+                        "2:", $($split,)* concat!(".rept ", $groups), $($group,)* ".endr",
+                        "dec {n}", "jnz 2b", $($after,)*
                         n = inout(reg) ITERATIONS => _,
                         $(out($reg) _,)*
                         options(nomem, nostack),
@@ -102,12 +112,9 @@ macro_rules! probe {
 probe!(
     ssse3,
     "ssse3",
-    outputs = 4,
     width = 16,
-    [
-        "psrlw xmm1, 4",
-        "pand xmm0, xmm2",
-        "pand xmm1, xmm2",
+    split = ["psrlw xmm1, 4", "pand xmm0, xmm2", "pand xmm1, xmm2"],
+    group = (4 outputs) [
         "pshufb xmm3, xmm0",
         "pshufb xmm4, xmm1",
         "pxor xmm11, xmm3",
@@ -125,6 +132,7 @@ probe!(
         "pxor xmm14, xmm9",
         "pxor xmm14, xmm10",
     ],
+    groups = 4,
     after = [],
     clobbers = [
         "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
@@ -135,12 +143,9 @@ probe!(
 probe!(
     avx2,
     "avx2",
-    outputs = 4,
     width = 32,
-    [
-        "vpsrlw ymm1, ymm1, 4",
-        "vpand ymm0, ymm0, ymm2",
-        "vpand ymm1, ymm1, ymm2",
+    split = ["vpsrlw ymm1, ymm1, 4", "vpand ymm0, ymm0, ymm2", "vpand ymm1, ymm1, ymm2"],
+    group = (4 outputs) [
         "vpshufb ymm15, ymm3, ymm0",
         "vpxor ymm11, ymm11, ymm15",
         "vpshufb ymm15, ymm4, ymm1",
@@ -158,6 +163,7 @@ probe!(
         "vpshufb ymm15, ymm10, ymm1",
         "vpxor ymm14, ymm14, ymm15",
     ],
+    groups = 4,
     after = ["vzeroupper"],
     clobbers = [
         "ymm0", "ymm1", "ymm2", "ymm3", "ymm4", "ymm5", "ymm6", "ymm7", "ymm8", "ymm9", "ymm10", "ymm11", "ymm12",
@@ -168,12 +174,9 @@ probe!(
 probe!(
     avx512,
     "avx512f,avx512bw",
-    outputs = 8,
     width = 64,
-    [
-        "vpsrlw zmm1, zmm1, 4",
-        "vpandq zmm0, zmm0, zmm2",
-        "vpandq zmm1, zmm1, zmm2",
+    split = ["vpsrlw zmm1, zmm1, 4", "vpandq zmm0, zmm0, zmm2", "vpandq zmm1, zmm1, zmm2"],
+    group = (8 outputs) [
         "vpshufb zmm31, zmm3, zmm0",
         "vpxorq zmm19, zmm19, zmm31",
         "vpshufb zmm31, zmm4, zmm1",
@@ -207,6 +210,7 @@ probe!(
         "vpshufb zmm31, zmm18, zmm1",
         "vpxorq zmm26, zmm26, zmm31",
     ],
+    groups = 1,
     after = ["vzeroupper"],
     clobbers = [
         "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12",
@@ -218,9 +222,9 @@ probe!(
 probe!(
     gfni256,
     "avx2,gfni",
-    outputs = 6,
     width = 32,
-    [
+    split = [],
+    group = (6 outputs) [
         "vgf2p8affineqb ymm15, ymm0, ymm1, 0",
         "vpxor ymm7, ymm7, ymm15",
         "vgf2p8affineqb ymm15, ymm0, ymm2, 0",
@@ -234,6 +238,7 @@ probe!(
         "vgf2p8affineqb ymm15, ymm0, ymm6, 0",
         "vpxor ymm12, ymm12, ymm15",
     ],
+    groups = 1,
     after = ["vzeroupper"],
     clobbers = [
         "ymm0", "ymm1", "ymm2", "ymm3", "ymm4", "ymm5", "ymm6", "ymm7", "ymm8", "ymm9", "ymm10", "ymm11", "ymm12",
@@ -244,9 +249,9 @@ probe!(
 probe!(
     gfni512,
     "avx512f,avx512bw,gfni",
-    outputs = 8,
     width = 64,
-    [
+    split = [],
+    group = (8 outputs) [
         "vgf2p8affineqb zmm31, zmm0, zmm1, 0",
         "vpxorq zmm9, zmm9, zmm31",
         "vgf2p8affineqb zmm31, zmm0, zmm2, 0",
@@ -264,6 +269,7 @@ probe!(
         "vgf2p8affineqb zmm31, zmm0, zmm8, 0",
         "vpxorq zmm16, zmm16, zmm31",
     ],
+    groups = 1,
     after = ["vzeroupper"],
     clobbers = [
         "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12",

@@ -72,8 +72,9 @@ impl Isa {
     }
 }
 
-/// `y_i ^= sum_j M_ij x_j`: maps row-major, inputs, outputs.
-pub type MatmulKernel = fn(&[&ByteMap], &[&[u8]], &mut [&mut [u8]]);
+/// `y_i (^)= sum_j M_ij x_j`: maps row-major, inputs, outputs, and whether
+/// to add to the outputs (or write over them).
+pub type MatmulKernel = fn(&[&ByteMap], &[&[u8]], &mut [&mut [u8]], bool);
 
 /// One implementation of every kernel. Function pointers rather than generics
 /// keep dispatch to a single indirect call per slice operation.
@@ -88,9 +89,10 @@ pub struct Kernels {
     pub map: fn(&ByteMap, &mut [u8]),
     /// `y ^= sum M_i x_i`, keeping the running sum in registers.
     pub map_xor_multi: fn(&[&ByteMap], &[&[u8]], &mut [u8]),
-    /// `y_i ^= sum_j M_ij x_j` with `M` row-major: a matrix product that
-    /// loads each `x_j` once for several outputs.
-    pub map_xor_matmul: MatmulKernel,
+    /// `y_i (^)= sum_j M_ij x_j` with `M` row-major: a matrix product that
+    /// loads each `x_j` once for several outputs. Writing over the outputs
+    /// spares an encoder clearing them and reading the zeros back.
+    pub map_matmul: MatmulKernel,
     /// `y_i ^= M_i x` for every `i`: one row eliminated from many.
     pub map_xor_fanout: fn(&[&ByteMap], &[u8], &mut [&mut [u8]]),
     /// Inner product over GF(2^8)/0x11D.
@@ -127,8 +129,12 @@ pub(crate) fn matmul_by_rows(
     ms: &[&ByteMap],
     xs: &[&[u8]],
     ys: &mut [&mut [u8]],
+    accumulate: bool,
 ) {
     for (row, y) in ms.chunks_exact(xs.len().max(1)).zip(ys) {
+        if !accumulate {
+            y.fill(0);
+        }
         let (maps, rows): (Vec<&ByteMap>, Vec<&[u8]>) =
             row.iter().zip(xs).filter(|(m, _)| m.affine != 0).map(|(m, x)| (*m, *x)).unzip();
         multi(&maps, &rows, y);

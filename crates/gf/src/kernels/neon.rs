@@ -86,5 +86,11 @@ impl Simd for Neon {
 
 mod tier {
     use super::*;
-    super::super::simd::tier!(Neon, Isa::Neon, "neon", matmul = (8, 2), dot256 = scalar::KERNELS.dot256);
+    super::super::simd::tier!(
+        Neon,
+        Isa::Neon,
+        "neon",
+        matmul = (8, 2, split_once = false),
+        dot256 = scalar::KERNELS.dot256
+    );
 }

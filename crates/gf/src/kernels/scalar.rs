@@ -6,7 +6,7 @@ use super::{Isa, Kernels};
 use crate::tables::{ByteMap, TABLES};
 
 pub const KERNELS: Kernels =
-    Kernels { isa: Isa::Scalar, xor, map_xor, map, map_xor_multi, map_xor_matmul, map_xor_fanout, dot256 };
+    Kernels { isa: Isa::Scalar, xor, map_xor, map, map_xor_multi, map_matmul, map_xor_fanout, dot256 };
 
 fn xor(x: &[u8], y: &mut [u8]) {
     assert_eq!(x.len(), y.len(), "xor: slices differ in length");
@@ -50,9 +50,9 @@ fn map_xor_multi(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
     }
 }
 
-fn map_xor_matmul(ms: &[&ByteMap], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+fn map_matmul(ms: &[&ByteMap], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
     super::check_matmul(ms.len(), xs, ys);
-    super::matmul_by_rows(map_xor_multi, ms, xs, ys)
+    super::matmul_by_rows(map_xor_multi, ms, xs, ys, accumulate)
 }
 
 fn map_xor_fanout(ms: &[&ByteMap], x: &[u8], ys: &mut [&mut [u8]]) {

@@ -295,78 +295,174 @@ unsafe fn fanout_pass<S: Simd, const N: usize>(ms: &[&ByteMap], x: &[u8], ys: &m
     }
 }
 
-/// `y_i ^= sum_j M_ij x_j` with `M` row-major, in groups of `K` outputs:
-/// each block of `V` vectors of an input is loaded (and split) once for the
-/// whole group, whose `K x V` sums stay in registers. Outputs left over
-/// from the groups are summed one at a time.
+/// Inputs a matrix product splits at a time when its tier splits once
+/// ([`map_matmul`]): with two vectors each, they stay in L1 on every tier.
+const SPLIT_INPUTS: usize = 32;
+
+/// `y_i (^)= sum_j M_ij x_j` with `M` row-major, adding to the outputs if
+/// `accumulate` and writing over them if not, a block of `V` vectors at a
+/// time, in groups of `K` outputs whose `K x V` sums stay in registers.
+///
+/// With `SPLIT_ONCE`, the inputs at each block are split into a buffer once
+/// and every group reads them there; otherwise each group loads and splits
+/// them itself. Where a multiply-add is two shuffles and two XORs, on the
+/// 16-register tiers with groups of 4, the split (a shift and two ANDs a
+/// vector) would add three operations per four outputs on the same ports;
+/// where it is cheap or free, the buffer's stores and loads cost more than
+/// they save. Outputs left over from the groups are summed one at a time.
 ///
 /// # Safety
 /// The CPU has `S`'s features; there are `ys.len() * xs.len()` maps, and
 /// every row has one length.
 #[inline(always)]
-pub(crate) unsafe fn map_xor_matmul<S: Simd, const K: usize, const V: usize>(
+pub(crate) unsafe fn map_matmul<S: Simd, const K: usize, const V: usize, const SPLIT_ONCE: bool>(
     ms: &[&ByteMap],
     xs: &[&[u8]],
     ys: &mut [&mut [u8]],
+    accumulate: bool,
 ) {
     let n = xs.len();
-    let mut groups = ys.chunks_exact_mut(K);
-    let mut first = 0;
-    for group in &mut groups {
-        let len = group[0].len();
-        let yp: [*mut u8; K] = std::array::from_fn(|k| group[k].as_mut_ptr());
-        let rows = &ms[first * n..(first + K) * n];
+    let grouped = ys.len() / K * K;
+    let (groups, rest) = ys.split_at_mut(grouped);
+    if let Some(len) = groups.first().map(|y| y.len()) {
         let mut off = 0;
         // SAFETY: every block stays within the rows, which have one length.
         unsafe {
             while len - off >= V * S::W {
-                matmul_block::<S, K, V>(rows, xs, yp, positions::<S, V>(off, None));
+                matmul_at::<S, K, V, SPLIT_ONCE>(ms, xs, groups, positions::<S, V>(off, None), accumulate);
                 off += V * S::W;
             }
             while len - off >= S::W {
-                matmul_block::<S, K, 1>(rows, xs, yp, [At::Whole(off)]);
+                matmul_at::<S, K, 1, SPLIT_ONCE>(ms, xs, groups, [At::Whole(off)], accumulate);
                 off += S::W;
             }
             if let Some(t) = S::tail(len) {
-                matmul_block::<S, K, 1>(rows, xs, yp, [At::Tail(t)]);
+                matmul_at::<S, K, 1, SPLIT_ONCE>(ms, xs, groups, [At::Tail(t)], accumulate);
             }
         }
-        first += K;
     }
-    for (k, y) in groups.into_remainder().iter_mut().enumerate() {
-        let row = &ms[(first + k) * n..(first + k + 1) * n];
+    for (k, y) in rest.iter_mut().enumerate() {
+        if !accumulate {
+            y.fill(0);
+        }
+        let row = &ms[(grouped + k) * n..(grouped + k + 1) * n];
         // SAFETY: as the caller promises.
         unsafe { map_xor_multi::<S>(row, xs, y) }
     }
 }
 
-/// `K` outputs times the `V` vectors at `at`.
+/// Every group of `K` outputs at the `V` vectors at `at`.
 #[inline(always)]
-unsafe fn matmul_block<S: Simd, const K: usize, const V: usize>(
-    rows: &[&ByteMap],
+unsafe fn matmul_at<S: Simd, const K: usize, const V: usize, const SPLIT_ONCE: bool>(
+    ms: &[&ByteMap],
     xs: &[&[u8]],
-    yp: [*mut u8; K],
+    groups: &mut [&mut [u8]],
     at: [At<S::Tail>; V],
+    accumulate: bool,
 ) {
     let n = xs.len();
     // SAFETY: as the caller promises.
     unsafe {
-        let mut acc = [[S::zero(); V]; K];
-        for (j, x) in xs.iter().enumerate() {
-            let mut xv = [S::split(S::zero()); V];
-            for (xv, &at) in xv.iter_mut().zip(&at) {
-                *xv = S::split(load_at::<S>(x.as_ptr(), at));
+        if !SPLIT_ONCE {
+            for (first, group) in (0..).step_by(K).zip(groups.chunks_exact_mut(K)) {
+                let inputs = Loaded::<S, V> { xs, at };
+                matmul_block::<S, K, V>(&ms[first * n..], n, &inputs, group, at, accumulate);
             }
+            return;
+        }
+        let mut split = [[std::mem::MaybeUninit::<S::X>::uninit(); V]; SPLIT_INPUTS];
+        for (c, chunk) in xs.chunks(SPLIT_INPUTS).enumerate() {
+            for (x, split) in chunk.iter().zip(&mut split) {
+                for (s, &at) in split.iter_mut().zip(&at) {
+                    s.write(S::split(load_at::<S>(x.as_ptr(), at)));
+                }
+            }
+            let inputs = Split::<S, V>(&split[..chunk.len()]);
+            for (first, group) in (0..).step_by(K).zip(groups.chunks_exact_mut(K)) {
+                let maps = &ms[first * n + c * SPLIT_INPUTS..];
+                matmul_block::<S, K, V>(maps, n, &inputs, group, at, accumulate || c > 0);
+            }
+        }
+    }
+}
+
+/// The inputs of a block of a matrix product, split.
+trait Inputs<S: Simd, const V: usize> {
+    fn len(&self) -> usize;
+    /// # Safety
+    /// `j < self.len()`, and the CPU has `S`'s features.
+    unsafe fn get(&self, j: usize) -> [S::X; V];
+}
+
+/// Loaded from their rows and split on each use.
+struct Loaded<'a, S: Simd, const V: usize> {
+    xs: &'a [&'a [u8]],
+    at: [At<S::Tail>; V],
+}
+
+impl<S: Simd, const V: usize> Inputs<S, V> for Loaded<'_, S, V> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.xs.len()
+    }
+    #[inline(always)]
+    unsafe fn get(&self, j: usize) -> [S::X; V] {
+        // SAFETY: as the caller promises; the blocks lie within the rows.
+        unsafe {
+            let x = self.xs.get_unchecked(j).as_ptr();
+            let mut xv = [S::split(S::zero()); V];
+            for (xv, &at) in xv.iter_mut().zip(&self.at) {
+                *xv = S::split(load_at::<S>(x, at));
+            }
+            xv
+        }
+    }
+}
+
+/// Split once, into a buffer.
+struct Split<'a, S: Simd, const V: usize>(&'a [[std::mem::MaybeUninit<S::X>; V]]);
+
+impl<S: Simd, const V: usize> Inputs<S, V> for Split<'_, S, V> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    unsafe fn get(&self, j: usize) -> [S::X; V] {
+        // SAFETY: every entry of the buffer was written before it was lent here.
+        unsafe { self.0.get_unchecked(j).map(|s| s.assume_init()) }
+    }
+}
+
+/// `K` outputs of `group` at `at`, from the inputs' terms whose maps are in
+/// `ms` at `k * n + j` for output `k` and input `j`.
+#[inline(always)]
+unsafe fn matmul_block<S: Simd, const K: usize, const V: usize>(
+    ms: &[&ByteMap],
+    n: usize,
+    inputs: &impl Inputs<S, V>,
+    group: &mut [&mut [u8]],
+    at: [At<S::Tail>; V],
+    accumulate: bool,
+) {
+    // SAFETY: as the caller promises.
+    unsafe {
+        let mut acc = [[S::zero(); V]; K];
+        for j in 0..inputs.len() {
+            let xv = inputs.get(j);
             for (k, acc_k) in acc.iter_mut().enumerate() {
-                let m = S::prepare(rows.get_unchecked(k * n + j));
+                let m = S::prepare(ms.get_unchecked(k * n + j));
                 for (a, &xv) in acc_k.iter_mut().zip(&xv) {
                     *a = S::xor(*a, S::mul(m, xv));
                 }
             }
         }
-        for (&y, acc_k) in yp.iter().zip(&acc) {
+        for (y, acc_k) in group.iter_mut().zip(&acc) {
             for (&a, &at) in acc_k.iter().zip(&at) {
-                add_at::<S>(y, at, a);
+                match accumulate {
+                    true => add_at::<S>(y.as_mut_ptr(), at, a),
+                    false => set_at::<S>(y.as_mut_ptr(), at, a),
+                }
             }
         }
     }
@@ -469,7 +565,8 @@ impl<V: Copy> Overlap<V> {
 /// the lengths the unsafe bodies rely on. `dot256` is given, as only some
 /// tiers have one of their own.
 macro_rules! tier {
-    ($S:ty, $isa:expr, $features:literal, matmul = ($K:literal, $V:literal), dot256 = $dot:expr) => {
+    ($S:ty, $isa:expr, $features:literal, matmul = ($K:literal, $V:literal, split_once = $once:literal),
+     dot256 = $dot:expr) => {
         use $crate::kernels::simd;
 
         /// Only handed out once the tier's features have been detected.
@@ -493,10 +590,10 @@ macro_rules! tier {
                 // SAFETY: as for `xor`.
                 unsafe { map_xor_multi(ms, xs, y) }
             },
-            map_xor_matmul: |ms, xs, ys| {
+            map_matmul: |ms, xs, ys, accumulate| {
                 $crate::kernels::check_matmul(ms.len(), xs, ys);
                 // SAFETY: as for `xor`.
-                unsafe { map_xor_matmul(ms, xs, ys) }
+                unsafe { map_matmul(ms, xs, ys, accumulate) }
             },
             map_xor_fanout: |ms, x, ys| {
                 $crate::kernels::check_multi(ms.len(), ys, x.len());
@@ -531,9 +628,9 @@ macro_rules! tier {
         }
 
         #[target_feature(enable = $features)]
-        unsafe fn map_xor_matmul(ms: &[&ByteMap], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
+        unsafe fn map_matmul(ms: &[&ByteMap], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
             // SAFETY: as for `xor`.
-            unsafe { simd::map_xor_matmul::<$S, $K, $V>(ms, xs, ys) }
+            unsafe { simd::map_matmul::<$S, $K, $V, $once>(ms, xs, ys, accumulate) }
         }
 
         #[target_feature(enable = $features)]

@@ -311,12 +311,24 @@ gfni_tier!(
 
 mod ssse3 {
     use super::*;
-    super::super::simd::tier!(Ssse3, Isa::Ssse3, "ssse3", matmul = (4, 2), dot256 = scalar::KERNELS.dot256);
+    super::super::simd::tier!(
+        Ssse3,
+        Isa::Ssse3,
+        "ssse3",
+        matmul = (4, 2, split_once = true),
+        dot256 = scalar::KERNELS.dot256
+    );
 }
 
 mod avx2 {
     use super::*;
-    super::super::simd::tier!(Avx2, Isa::Avx2, "avx2", matmul = (4, 2), dot256 = scalar::KERNELS.dot256);
+    super::super::simd::tier!(
+        Avx2,
+        Isa::Avx2,
+        "avx2",
+        matmul = (4, 2, split_once = true),
+        dot256 = scalar::KERNELS.dot256
+    );
 }
 
 mod avx512 {
@@ -325,14 +337,14 @@ mod avx512 {
         Avx512,
         Isa::Avx512,
         "avx512f,avx512bw",
-        matmul = (8, 2),
+        matmul = (8, 2, split_once = false),
         dot256 = scalar::KERNELS.dot256
     );
 }
 
 mod gfni256 {
     use super::*;
-    super::super::simd::tier!(Gfni256, Isa::Gfni256, "avx2,gfni", matmul = (6, 2), dot256 = dot);
+    super::super::simd::tier!(Gfni256, Isa::Gfni256, "avx2,gfni", matmul = (6, 2, split_once = false), dot256 = dot);
 
     fn dot(x: &[u8], y: &[u8]) -> u8 {
         assert_eq!(x.len(), y.len(), "dot: slices differ in length");
@@ -363,7 +375,13 @@ mod gfni256 {
 
 mod gfni512 {
     use super::*;
-    super::super::simd::tier!(Gfni512, Isa::Gfni512, "avx512f,avx512bw,gfni", matmul = (8, 3), dot256 = dot);
+    super::super::simd::tier!(
+        Gfni512,
+        Isa::Gfni512,
+        "avx512f,avx512bw,gfni",
+        matmul = (8, 3, split_once = false),
+        dot256 = dot
+    );
 
     fn dot(x: &[u8], y: &[u8]) -> u8 {
         assert_eq!(x.len(), y.len(), "dot: slices differ in length");
