@@ -311,6 +311,12 @@ def test_benchmark_ratios_pair_the_rounds_of_each_side():
     assert ratio_of(ours, {**theirs, "rounds": None}) == 3.0
     assert ratio_of(ours, {**theirs, "rounds": [50.0, 290.0]}) == 3.0
     assert ratio_of(ours, None) is None
+    # Against several peers, the least of the ratios: here a peer whose median rate is lower but whose rounds
+    # came closer.
+    close = row("rlnc", "encode", 16, [80.0, 280.0, 200.0])
+    assert ratio_of(ours, close) == 1.25
+    rows = with_ratios([ours, theirs, close])
+    assert rows[0]["ratio_to_best_peer"] == 1.25
     rows = with_ratios([ours, theirs])
     assert rows[0]["ratio_to_best_peer"] == 2.0
     assert "| encode | 16 | 300 | – | – | 100 (avx2) | – | 2.00x | 2.00x | – |" in markdown(rows).splitlines()

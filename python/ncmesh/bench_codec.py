@@ -16,7 +16,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,23 +119,27 @@ def ratio_of(ours: Row | None, theirs: Row | None) -> float | None:
     return float(ours["mb_per_s"] / theirs["mb_per_s"])
 
 
+def ratio_to_best(ours: Row | None, peers: Sequence[Row | None]) -> float | None:
+    """`ours` over the best of `peers`: the least of its ratios to each."""
+    return min(filter(None, (ratio_of(ours, p) for p in peers)), default=None)
+
+
 def with_ratios(rows: list[Row]) -> list[Row]:
     """`ratio_to_best_peer` on ncmesh rows, against peers on the same tier; `ratio_to_rust` on the bindings' rows."""
 
     def key(r: Row) -> tuple[Any, ...]:
         return (r.get("isa"), r["op"], r["field"], r["g"], r["symbol_bytes"])
 
-    best_peer: dict[tuple[Any, ...], Row] = {}
+    peers: dict[tuple[Any, ...], list[Row]] = {}
     rust: dict[tuple[Any, ...], Row] = {}
     for r in rows:
         if is_peer(r):
-            if r["mb_per_s"] > best_peer.get(key(r), {"mb_per_s": 0.0})["mb_per_s"]:
-                best_peer[key(r)] = r
+            peers.setdefault(key(r), []).append(r)
         elif r["impl"] == "ncmesh":
             rust[key(r)] = r
     for r in rows:
         if r["impl"] == "ncmesh":
-            r["ratio_to_best_peer"] = ratio_of(r, best_peer.get(key(r)))
+            r["ratio_to_best_peer"] = ratio_to_best(r, peers.get(key(r), []))
         elif r["impl"] == "ncmesh-python":
             r["ratio_to_rust"] = ratio_of(r, rust.get(key(r)))
     return rows
@@ -268,12 +272,12 @@ def markdown(rows: list[Row], cpu: dict[str, Any] | None = None) -> str:
             for g in gs:
                 ours = row_at.get((isa, "ncmesh", op, "gf256", g))
                 peers = [peer(isa, p, op, g) for p in ("rlnc-simdx", "rlnc", "isa-l", "galois")]
-                best_peer = max((r for r, _ in peers if r), key=lambda r: r["mb_per_s"], default=None)
+                to_best = ratio_to_best(ours, [r for r, _ in peers])
                 ceiling = _share(g * ours["mb_per_s"], l1) if ours and l1 and op != "encode_fixed" else "–"
                 out.append(
                     f"| {op} | {g} | {cell(ours)} | "
                     + " | ".join(cell(r, own) for r, own in peers)
-                    + f" | {_row_ratio(ours, best_peer)} | {_row_ratio(ours, peers[2][0])} | {ceiling} |"
+                    + f" | {f'{to_best:.2f}x' if to_best else '–'} | {_row_ratio(ours, peers[2][0])} | {ceiling} |"
                 )
     if best is None:
         return "\n".join(out) + "\n"
