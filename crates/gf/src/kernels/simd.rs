@@ -10,7 +10,8 @@
 //! - a fan-out keeps up to [`PASS`] vectors of its input in registers, split
 //!   into nibbles once, while it is added to every output;
 //! - a matrix product loads each block of `V` vectors of an input once for a
-//!   group of `K` outputs, all of whose sums stay in registers.
+//!   group of `K` outputs, all of whose sums stay in registers, and on the
+//!   tiers that ask splits it once for every group.
 //!
 //! [`tier!`] compiles them into functions with the tier's target features,
 //! into which everything here is inlined.
@@ -296,7 +297,7 @@ unsafe fn fanout_pass<S: Simd, const N: usize>(ms: &[&ByteMap], x: &[u8], ys: &m
 }
 
 /// Inputs a matrix product splits at a time when its tier splits once
-/// ([`map_matmul`]): with two vectors each, they stay in L1 on every tier.
+/// ([`map_matmul`]): 4 KiB of split blocks on AVX2, well within L1.
 const SPLIT_INPUTS: usize = 32;
 
 /// `y_i (^)= sum_j M_ij x_j` with `M` row-major, adding to the outputs if
