@@ -4,7 +4,8 @@ Measures the bindings and the Python peer galois on the kernel tier in use
 (the Rust run measures raptorq beside the LT rows on every tier), merges their rows with the Rust run's
 ``target/bench/codec-rust.json`` (every tier the CPU runs) into
 ``target/bench/codec.json``, fills ``ratio_to_best_peer`` on ncmesh rows
-(against peers measured on the same tier), prints the table, and writes the
+(the least of its ratios to the peers measured on the same tier, each the
+median of the rounds' ratios), prints the table, and writes the
 tables of docs/benchmarks.md to ``target/bench/codec.md``. Throughput is
 source bytes (g x symbol bytes) per second, the median of five timed
 batches, as in the Rust benchmark.
@@ -107,7 +108,7 @@ def ratio_of(ours: Row | None, theirs: Row | None) -> float | None:
     """`ours` over `theirs`: the median of the two rows' ratios round by round where both kept the rates of
     their rounds, else the ratio of their medians.
 
-    Both rows of a round were measured within seconds of each other in one process, so load from other work on
+    Both rows of a round were measured a few seconds apart in one process, so load from other work on
     the machine, which comes and goes over longer spans, shifts both alike; the median of the rounds' ratios
     keeps that out of the comparison, and the ratio of two medians taken from different rounds does not.
     """
