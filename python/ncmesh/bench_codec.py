@@ -108,9 +108,10 @@ def ratio_of(ours: Row | None, theirs: Row | None) -> float | None:
     """`ours` over `theirs`: the median of the two rows' ratios round by round where both kept the rates of
     their rounds, else the ratio of their medians.
 
-    Both rows of a round were measured a few seconds apart in one process, so load from other work on
-    the machine, which comes and goes over longer spans, shifts both alike; the median of the rounds' ratios
-    keeps that out of the comparison, and the ratio of two medians taken from different rounds does not.
+    Within a round the Rust benchmark takes the batches of the cases it compares in turn, so load from other
+    work on the machine, which comes and goes over seconds, falls on both rows alike; the median of the
+    rounds' ratios keeps that out of the comparison, and the ratio of two medians taken from different rounds
+    does not.
     """
     if not ours or not theirs or not ours["mb_per_s"] or not theirs["mb_per_s"]:
         return None

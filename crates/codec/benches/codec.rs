@@ -4,11 +4,13 @@
 //! Throughput is generation bytes (g x symbol bytes) per second of work:
 //! producing g coded symbols (encode, recode), or consuming symbols until the
 //! generation is complete (decode). Each figure is the median of five timed
-//! batches. The run measures each tier in a process of its own, with
-//! `NCMESH_GF_ISA` set and each peer forced to the same tier where it
-//! allows it, in three rounds of every tier (the median is kept), and
-//! writes every row, with its `isa`, to `target/bench/codec-rust.json` as
-//! `{"cpu": {...}, "rows": [...]}`.
+//! batches, taken in turn with those of the cases it is compared with (the
+//! peers, and the other fields). The run measures each tier in a process
+//! of its own, with `NCMESH_GF_ISA` set and each peer forced to the same
+//! tier where it allows it, in rounds of every tier (three, or
+//! `NCMESH_BENCH_ROUNDS`; the median is kept beside every round's rate),
+//! and writes every row, with its `isa`, to `target/bench/codec-rust.json`
+//! as `{"cpu": {...}, "rows": [...]}`.
 //!
 //! `cargo bench -p ncmesh-codec --bench codec [-- quick] [FILTER...]`: a
 //! filter such as `ncmesh/decode` runs the matching cases only, and writes
@@ -47,37 +49,73 @@ impl Bench {
     }
 
     /// Runs `work` (which processes `bytes` bytes) in batches and records the median rate.
-    fn measure(&mut self, imp: &str, op: &str, field: &str, g: usize, bytes: usize, mut work: impl FnMut()) -> f64 {
-        let name = format!("{imp}/{op}/{field}/{g}");
-        if !self.wants(&name) {
-            return f64::NAN;
-        }
+    fn measure(&mut self, imp: &str, op: &str, field: &str, g: usize, bytes: usize, work: impl FnMut()) -> f64 {
+        self.compare(vec![Case::new(imp, op, field, g, bytes, work)])[0]
+    }
+
+    /// Measures `cases` side by side, their batches taken in turn (five
+    /// rounds of one batch each), so that load from other work on the
+    /// machine, which comes and goes over seconds, falls on all of them
+    /// alike; records each one's median rate, NaN for a case filtered out.
+    fn compare(&mut self, cases: Vec<Case<'_>>) -> Vec<f64> {
+        let wanted: Vec<bool> = cases.iter().map(|c| self.wants(&c.name())).collect();
+        let mut cases: Vec<Case> = cases.into_iter().zip(&wanted).filter(|(_, &w)| w).map(|(c, _)| c).collect();
         // The clock is read once per round of `reps` calls, enough for a
         // round to take 20 µs: read at every call, it would weigh a few
         // percent against the fastest operations.
-        let start = Instant::now();
-        work();
-        let reps = (20e-6 / start.elapsed().as_secs_f64().max(1e-9)).clamp(1.0, 1e4) as u64;
-        let mut rates: Vec<f64> = (0..5)
-            .map(|_| {
+        let reps: Vec<u64> = cases
+            .iter_mut()
+            .map(|c| {
+                let start = Instant::now();
+                (c.work)();
+                (20e-6 / start.elapsed().as_secs_f64().max(1e-9)).clamp(1.0, 1e4) as u64
+            })
+            .collect();
+        let mut rates = vec![Vec::new(); cases.len()];
+        for _ in 0..5 {
+            for ((c, &reps), rates) in cases.iter_mut().zip(&reps).zip(&mut rates) {
                 let start = Instant::now();
                 let mut n = 0u64;
                 while start.elapsed() < self.batch {
                     for _ in 0..reps {
-                        work();
+                        (c.work)();
                     }
                     n += reps;
                 }
-                (n as f64 * bytes as f64) / start.elapsed().as_secs_f64() / 1e6
-            })
-            .collect();
-        rates.sort_by(f64::total_cmp);
-        let mb_per_s = rates[2];
-        let isa = self.isa.name();
-        println!("{isa:>8} {imp:>12} {op:>18} {field:>6} g={g:<5} {mb_per_s:>10.1} MB/s");
-        self.rows.push(json!({"isa": isa, "impl": imp, "op": op, "field": field, "g": g, "symbol_bytes": SYMBOL,
-            "mb_per_s": mb_per_s}));
-        mb_per_s
+                rates.push((n as f64 * c.bytes as f64) / start.elapsed().as_secs_f64() / 1e6);
+            }
+        }
+        let mut medians = rates.into_iter().zip(&cases).map(|(mut rates, c)| {
+            rates.sort_by(f64::total_cmp);
+            let mb_per_s = rates[2];
+            let (isa, imp, op, field, g) = (self.isa.name(), &c.imp, &c.op, &c.field, c.g);
+            println!("{isa:>8} {imp:>12} {op:>18} {field:>6} g={g:<5} {mb_per_s:>10.1} MB/s");
+            self.rows.push(json!({"isa": isa, "impl": imp, "op": op, "field": field, "g": g,
+                "symbol_bytes": SYMBOL, "mb_per_s": mb_per_s}));
+            mb_per_s
+        });
+        wanted.iter().map(|&w| if w { medians.next().unwrap() } else { f64::NAN }).collect()
+    }
+}
+
+/// One case of a comparison: `work` processes `bytes` bytes a call.
+struct Case<'a> {
+    imp: String,
+    op: String,
+    field: String,
+    g: usize,
+    bytes: usize,
+    work: Box<dyn FnMut() + 'a>,
+}
+
+impl<'a> Case<'a> {
+    fn new(imp: &str, op: &str, field: &str, g: usize, bytes: usize, work: impl FnMut() + 'a) -> Case<'a> {
+        Case { imp: imp.into(), op: op.into(), field: field.into(), g, bytes, work: Box::new(work) }
+    }
+
+    /// `impl/op/field/g`, what filters match.
+    fn name(&self) -> String {
+        format!("{}/{}/{}/{}", self.imp, self.op, self.field, self.g)
     }
 }
 
@@ -95,8 +133,11 @@ fn field_name(f: Field) -> &'static str {
     }
 }
 
-/// `count` coded symbols of one generation: (coefficients, payload).
-fn coded(encoder: &Encoder, count: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+/// Coded symbols of one generation: (coefficients, payload).
+type Coded = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// `count` coded symbols of one generation.
+fn coded(encoder: &Encoder, count: usize) -> Coded {
     (0..count as u64)
         .map(|seed| {
             let mut c = vec![0; encoder.symbols()];
@@ -107,57 +148,218 @@ fn coded(encoder: &Encoder, count: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
         .collect()
 }
 
-fn ncmesh_rlnc(b: &mut Bench, f: Field, g: usize) {
-    let data = random(g * SYMBOL, g as u64);
+/// An encoder of one generation of `g` random symbols over `f`.
+fn encoder(f: Field, g: usize) -> Encoder {
     let mut encoder = Encoder::new(f, g, SYMBOL).unwrap();
-    encoder.set_data(&data).unwrap();
-    let name = field_name(f);
-    // Coded symbols are produced a generation's worth at a time, as a sender
-    // of ceil(R g) combinations per block does.
-    let (mut c, mut p) = (vec![0; g * g], vec![0; g * SYMBOL]);
-    let mut seed = 0;
-    b.measure("ncmesh", "encode", name, g, g * SYMBOL, || {
-        for row in c.chunks_exact_mut(g) {
-            seed += 1;
-            ncmesh_codec::coefficients::generate(f, seed, row);
-        }
-        encoder.encode_batch(&c, &mut p).unwrap();
-        black_box(&p);
-    });
-    if f == Field::GF256 {
-        // The same coefficients every time: the product alone, as ISA-L's
-        // `encode_fixed` with its tables kept.
-        let fixed = fixed_coefficients(g);
-        b.measure("ncmesh", "encode_fixed", name, g, g * SYMBOL, || {
-            encoder.encode_batch(&fixed, &mut p).unwrap();
+    encoder.set_data(&random(g * SYMBOL, g as u64)).unwrap();
+    encoder
+}
+
+/// Encoding at `g` in each of `fields`, and over GF(2^8) by every peer on
+/// this tier, side by side; then the products alone with their tables kept.
+fn rlnc_encode(b: &mut Bench, g: usize, fields: &[Field]) {
+    let encoders: Vec<(Field, Encoder)> = fields.iter().map(|&f| (f, encoder(f, g))).collect();
+    let wide = fields.contains(&Field::GF256);
+    #[cfg(target_arch = "x86_64")]
+    let isal = isal::Isal::load(b.isa).filter(|_| wide);
+    #[cfg(target_arch = "x86_64")]
+    let mut isal_state = isal.map(|isal| IsalEncoding::new(isal, g));
+    let rlnc_data = random(g * SYMBOL - 1, g as u64);
+    let rlnc_encoder = rlnc::full::Encoder::new(rlnc_data, g).unwrap();
+    let mut rlnc_rng = rand::rngs::SmallRng::seed_from_u64(1);
+    let mut piece = vec![0; rlnc_encoder.get_full_coded_piece_byte_len()];
+    let simdx_source: Vec<Vec<u8>> = (0..g).map(|i| random(SYMBOL, i as u64)).collect();
+    let simdx_refs: Vec<&[u8]> = simdx_source.iter().map(Vec::as_slice).collect();
+    let simdx_encoder = rlnc_simdx::Encoder::new(g, SYMBOL).unwrap();
+    let mut simdx_rng = rlnc_simdx::SimpleRng::new(1);
+
+    let mut cases = Vec::new();
+    for (f, encoder) in &encoders {
+        // Coded symbols are produced a generation's worth at a time, as a
+        // sender of ceil(R g) combinations per block does.
+        let (f, mut c, mut p, mut seed) = (*f, vec![0; g * g], vec![0; g * SYMBOL], 0);
+        cases.push(Case::new("ncmesh", "encode", field_name(f), g, g * SYMBOL, move || {
+            for row in c.chunks_exact_mut(g) {
+                seed += 1;
+                ncmesh_codec::coefficients::generate(f, seed, row);
+            }
+            encoder.encode_batch(&c, &mut p).unwrap();
             black_box(&p);
-        });
+        }));
     }
-    let symbols = coded(&encoder, g + 40);
-    let mut relay = Recoder::new(f, g, SYMBOL).unwrap();
-    for (c, p) in &symbols {
-        relay.consume(c, p).unwrap();
-    }
-    let mut rng = SplitMix64::new(1);
-    b.measure("ncmesh", "recode", name, g, g * SYMBOL, || {
-        relay.recode_batch(&mut rng, &mut c, &mut p).unwrap();
-        black_box(&p);
-    });
-    // A relay one symbol short of complete mixes what it received: the
-    // dearest case relative to encoding.
-    let mut partial = Recoder::new(f, g, SYMBOL).unwrap();
-    for (c, p) in &symbols {
-        if partial.rank() + 1 < g || g == 1 {
-            partial.consume(c, p).unwrap();
+    if wide {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(state) = isal_state.as_mut() {
+            let name = format!("isa-l ({})", state.isal.tier);
+            cases.push(Case::new(&name, "encode", "gf256", g, g * SYMBOL, move || state.encode_drawn()));
+        }
+        assert_eq!(rlnc_encoder.get_piece_byte_len(), SYMBOL);
+        cases.push(Case::new("rlnc", "encode", "gf256", g, g * SYMBOL, || {
+            for _ in 0..g {
+                rlnc_encoder.code_with_buf(&mut rlnc_rng, &mut piece).unwrap();
+                black_box(&piece);
+            }
+        }));
+        if simdx_isa() == Some(b.isa) {
+            cases.push(Case::new("rlnc-simdx", "encode", "gf256", g, g * SYMBOL, || {
+                for _ in 0..g {
+                    black_box(simdx_encoder.encode_random(&simdx_refs, &mut simdx_rng).unwrap());
+                }
+            }));
         }
     }
-    b.measure("ncmesh", "recode_partial", name, g, g * SYMBOL, || {
-        partial.recode_batch(&mut rng, &mut c, &mut p).unwrap();
+    b.compare(cases);
+    if !wide {
+        return;
+    }
+    // The same coefficients every time: the product alone, as ISA-L's with its tables kept.
+    let (fixed, mut p) = (fixed_coefficients(g), vec![0; g * SYMBOL]);
+    let encoder = &encoders.iter().find(|(f, _)| *f == Field::GF256).unwrap().1;
+    let mut cases = vec![Case::new("ncmesh", "encode_fixed", "gf256", g, g * SYMBOL, || {
+        encoder.encode_batch(&fixed, &mut p).unwrap();
         black_box(&p);
-    });
+    })];
+    #[cfg(target_arch = "x86_64")]
+    if let Some(state) = isal_state.as_mut() {
+        let name = format!("isa-l ({})", state.isal.tier);
+        cases.push(Case::new(&name, "encode_fixed", "gf256", g, g * SYMBOL, move || state.encode_fixed()));
+    }
+    b.compare(cases);
+}
+
+/// ISA-L encoding a generation: its tables and buffers, checked against
+/// ncmesh's encoding (both use GF(2^8) over 0x11D).
+#[cfg(target_arch = "x86_64")]
+struct IsalEncoding {
+    isal: isal::Isal,
+    g: usize,
+    data: Vec<u8>,
+    coefficients: Vec<u8>,
+    tables: Vec<u8>,
+    fixed_tables: Vec<u8>,
+    out: Vec<u8>,
+    seed: u64,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl IsalEncoding {
+    fn new(isal: isal::Isal, g: usize) -> IsalEncoding {
+        let data = random(g * SYMBOL, g as u64);
+        let coefficients = fixed_coefficients(g);
+        let mut fixed_tables = Vec::new();
+        isal.tables(g, g, &coefficients, &mut fixed_tables);
+        let out = vec![0; g * SYMBOL];
+        let mut state = IsalEncoding { isal, g, data, coefficients, tables: Vec::new(), fixed_tables, out, seed: 0 };
+        state.encode_fixed();
+        let mut ours = vec![0u8; g * SYMBOL];
+        encoder(Field::GF256, g).encode_batch(&state.coefficients, &mut ours).unwrap();
+        assert!(ours == state.out, "ISA-L and ncmesh disagree on an encoding");
+        state
+    }
+
+    /// With the tables of the same coefficients: the product alone.
+    fn encode_fixed(&mut self) {
+        self.encode(true);
+    }
+
+    fn encode(&mut self, fixed: bool) {
+        let tables = if fixed { &self.fixed_tables } else { &self.tables };
+        let sources: Vec<&[u8]> = self.data.chunks_exact(SYMBOL).collect();
+        self.isal.encode(tables, &sources, &mut self.out.chunks_exact_mut(SYMBOL).collect::<Vec<_>>());
+        black_box(&self.out);
+    }
+
+    /// With coefficients drawn and expanded into its tables every time, as
+    /// an RLNC sender must.
+    fn encode_drawn(&mut self) {
+        for row in self.coefficients.chunks_exact_mut(self.g) {
+            self.seed += 1;
+            ncmesh_codec::coefficients::generate(Field::GF256, self.seed, row);
+        }
+        self.isal.tables(self.g, self.g, &self.coefficients, &mut self.tables);
+        self.encode(false);
+    }
+}
+
+/// Recoding at `g` in each of `fields` by a relay holding a whole
+/// generation, and over GF(2^8) by every peer on this tier, side by side;
+/// then ncmesh's relays one symbol short of complete.
+fn rlnc_recode(b: &mut Bench, g: usize, fields: &[Field]) {
+    let mut relays: Vec<(Field, Recoder, Recoder)> = fields
+        .iter()
+        .map(|&f| {
+            let symbols = coded(&encoder(f, g), g + 40);
+            let (mut whole, mut partial) = (Recoder::new(f, g, SYMBOL).unwrap(), Recoder::new(f, g, SYMBOL).unwrap());
+            for (c, p) in &symbols {
+                whole.consume(c, p).unwrap();
+                // A relay one symbol short of complete mixes what it
+                // received: the dearest case relative to encoding.
+                if partial.rank() + 1 < g || g == 1 {
+                    partial.consume(c, p).unwrap();
+                }
+            }
+            (f, whole, partial)
+        })
+        .collect();
+    let wide = fields.contains(&Field::GF256);
+    let rlnc_encoder = rlnc::full::Encoder::new(random(g * SYMBOL - 1, g as u64), g).unwrap();
+    let mut rlnc_rng = rand::rngs::SmallRng::seed_from_u64(1);
+    let pieces: Vec<Vec<u8>> = (0..g).map(|_| rlnc_encoder.code(&mut rlnc_rng)).collect();
+    let mut piece = vec![0; rlnc_encoder.get_full_coded_piece_byte_len()];
+    let mut rlnc_recoder =
+        rlnc::full::Recoder::new(pieces.concat(), rlnc_encoder.get_full_coded_piece_byte_len(), g).unwrap();
+    let simdx_source: Vec<Vec<u8>> = (0..g).map(|i| random(SYMBOL, i as u64)).collect();
+    let simdx_refs: Vec<&[u8]> = simdx_source.iter().map(Vec::as_slice).collect();
+    let simdx_encoder = rlnc_simdx::Encoder::new(g, SYMBOL).unwrap();
+    let mut simdx_rng = rlnc_simdx::SimpleRng::new(1);
+    let simdx_packets: Vec<rlnc_simdx::CodedPacket> =
+        (0..g).map(|_| simdx_encoder.encode_random(&simdx_refs, &mut simdx_rng).unwrap()).collect();
+
+    for partial in [false, true] {
+        let op = if partial { "recode_partial" } else { "recode" };
+        let mut cases = Vec::new();
+        for (f, whole, short) in &mut relays {
+            let relay = if partial { short } else { whole };
+            let (f, mut c, mut p, mut rng) = (*f, vec![0; g * g], vec![0; g * SYMBOL], SplitMix64::new(1));
+            cases.push(Case::new("ncmesh", op, field_name(f), g, g * SYMBOL, move || {
+                relay.recode_batch(&mut rng, &mut c, &mut p).unwrap();
+                black_box(&p);
+            }));
+        }
+        if wide && !partial {
+            cases.push(Case::new("rlnc", "recode", "gf256", g, g * SYMBOL, || {
+                for _ in 0..g {
+                    rlnc_recoder.recode_with_buf(&mut rlnc_rng, &mut piece).unwrap();
+                    black_box(&piece);
+                }
+            }));
+            if simdx_isa() == Some(b.isa) {
+                cases.push(Case::new("rlnc-simdx", "recode", "gf256", g, g * SYMBOL, || {
+                    for _ in 0..g {
+                        black_box(rlnc_simdx::Recoder::recode(&simdx_packets, &mut simdx_rng).unwrap());
+                    }
+                }));
+            }
+        }
+        b.compare(cases);
+    }
+}
+
+/// Decoding at `g` in each of `fields` by a fresh decoder per generation,
+/// and over GF(2^8) by every peer on this tier, side by side; then ncmesh's
+/// decoders reset and reused, and a systematic generation at 10% loss.
+fn rlnc_decode(b: &mut Bench, g: usize, fields: &[Field]) {
+    let generations: Vec<(Field, Encoder, Coded)> = fields
+        .iter()
+        .map(|&f| {
+            let encoder = encoder(f, g);
+            let symbols = coded(&encoder, g + 40);
+            (f, encoder, symbols)
+        })
+        .collect();
     // Feeds coded symbols until complete, then asks for every symbol.
-    let finish = |d: &mut Decoder| {
-        for (c, p) in &symbols {
+    let finish = |d: &mut Decoder, symbols: &[(Vec<u8>, Vec<u8>)]| {
+        for (c, p) in symbols {
             if d.is_complete() {
                 break;
             }
@@ -166,58 +368,79 @@ fn ncmesh_rlnc(b: &mut Bench, f: Field, g: usize) {
         assert!(d.is_complete());
         black_box(d.decoded_symbols().map(|symbols| symbols[0][0]));
     };
-    b.measure("ncmesh", "decode", name, g, g * SYMBOL, || finish(&mut Decoder::new(f, g, SYMBOL).unwrap()));
-    let mut reused = Decoder::new(f, g, SYMBOL).unwrap();
-    b.measure("ncmesh", "decode_reset", name, g, g * SYMBOL, || {
-        reused.reset();
-        finish(&mut reused);
-    });
-    if f == Field::GF256 {
+    let wide = fields.contains(&Field::GF256);
+    let rlnc_encoder = rlnc::full::Encoder::new(random(g * SYMBOL - 1, g as u64), g).unwrap();
+    let mut rlnc_rng = rand::rngs::SmallRng::seed_from_u64(1);
+    let pieces: Vec<Vec<u8>> = (0..g + 40).map(|_| rlnc_encoder.code(&mut rlnc_rng)).collect();
+    // rlnc-simdx's generator is GF(2)-linear and caps the rank at 64, so
+    // its decoder is fed our coefficients, combined by its own kernel.
+    let simdx_source: Vec<Vec<u8>> = (0..g).map(|i| random(SYMBOL, i as u64)).collect();
+    let simdx_refs: Vec<&[u8]> = simdx_source.iter().map(Vec::as_slice).collect();
+    let simdx_full_rank: Vec<rlnc_simdx::CodedPacket> = (0..g as u64 + 40)
+        .map(|seed| {
+            let mut c = vec![0; g];
+            ncmesh_codec::coefficients::generate(Field::GF256, seed, &mut c);
+            let mut p = vec![0; SYMBOL];
+            rlnc_simdx::kernel::axpy_multi(&c, &simdx_refs, &mut p);
+            rlnc_simdx::CodedPacket::from_vecs(c, p)
+        })
+        .collect();
+
+    let mut cases = Vec::new();
+    for (f, _, symbols) in &generations {
+        let f = *f;
+        cases.push(Case::new("ncmesh", "decode", field_name(f), g, g * SYMBOL, move || {
+            finish(&mut Decoder::new(f, g, SYMBOL).unwrap(), symbols)
+        }));
+    }
+    if wide {
+        cases.push(Case::new("rlnc", "decode", "gf256", g, g * SYMBOL, || {
+            let mut d = rlnc::full::Decoder::new(SYMBOL, g).unwrap();
+            for p in &pieces {
+                if d.is_already_decoded() {
+                    break;
+                }
+                let _ = d.decode(p);
+            }
+            black_box(d.get_decoded_data().unwrap());
+        }));
+        if simdx_isa() == Some(b.isa) {
+            cases.push(Case::new("rlnc-simdx", "decode", "gf256", g, g * SYMBOL, || {
+                let mut d = rlnc_simdx::Decoder::new(g, SYMBOL).unwrap();
+                for p in &simdx_full_rank {
+                    if d.is_complete() {
+                        break;
+                    }
+                    d.receive(rlnc_simdx::CodedPacket::from_slices(p.coefficients_slice(), p.payload_slice())).unwrap();
+                }
+                black_box(d.decode().unwrap().unwrap());
+            }));
+        }
+    }
+    b.compare(cases);
+
+    let mut cases = Vec::new();
+    for (f, _, symbols) in &generations {
+        let (f, mut reused) = (*f, Decoder::new(*f, g, SYMBOL).unwrap());
+        cases.push(Case::new("ncmesh", "decode_reset", field_name(f), g, g * SYMBOL, move || {
+            reused.reset();
+            finish(&mut reused, symbols);
+        }));
+    }
+    b.compare(cases);
+
+    if let Some((f, encoder, symbols)) = generations.iter().find(|(f, ..)| *f == Field::GF256) {
         // Systematic at 10% loss: 90% of symbols arrive uncoded, coded ones repair.
         let mut lost = SplitMix64::new(7);
         let arrived: Vec<usize> = (0..g).filter(|_| lost.unit_f64() >= 0.1).collect();
-        b.measure("ncmesh", "decode_systematic", name, g, g * SYMBOL, || {
-            let mut d = Decoder::new(f, g, SYMBOL).unwrap();
+        b.measure("ncmesh", "decode_systematic", field_name(*f), g, g * SYMBOL, || {
+            let mut d = Decoder::new(*f, g, SYMBOL).unwrap();
             for &i in &arrived {
                 d.consume_systematic(i, encoder.symbol(i).unwrap()).unwrap();
             }
-            finish(&mut d);
+            finish(&mut d, symbols);
         });
     }
-}
-
-fn peer_rlnc(b: &mut Bench, g: usize) {
-    let mut data = random(g * SYMBOL - 1, g as u64);
-    let encoder = rlnc::full::Encoder::new(data.clone(), g).unwrap();
-    assert_eq!(encoder.get_piece_byte_len(), SYMBOL);
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
-    let mut piece = vec![0; encoder.get_full_coded_piece_byte_len()];
-    b.measure("rlnc", "encode", "gf256", g, g * SYMBOL, || {
-        for _ in 0..g {
-            encoder.code_with_buf(&mut rng, &mut piece).unwrap();
-            black_box(&piece);
-        }
-    });
-    let pieces: Vec<Vec<u8>> = (0..g + 40).map(|_| encoder.code(&mut rng)).collect();
-    let mut recoder =
-        rlnc::full::Recoder::new(pieces[..g].concat(), encoder.get_full_coded_piece_byte_len(), g).unwrap();
-    b.measure("rlnc", "recode", "gf256", g, g * SYMBOL, || {
-        for _ in 0..g {
-            recoder.recode_with_buf(&mut rng, &mut piece).unwrap();
-            black_box(&piece);
-        }
-    });
-    b.measure("rlnc", "decode", "gf256", g, g * SYMBOL, || {
-        let mut d = rlnc::full::Decoder::new(SYMBOL, g).unwrap();
-        for p in &pieces {
-            if d.is_already_decoded() {
-                break;
-            }
-            let _ = d.decode(p);
-        }
-        data = d.get_decoded_data().unwrap();
-        black_box(&data);
-    });
 }
 
 /// A `g x g` matrix of GF(2^8) coefficients from the codec's generator.
@@ -339,41 +562,6 @@ mod isal {
     }
 }
 
-/// ISA-L's RLNC encoding at its tier for `b.isa`: coefficients drawn and
-/// expanded into its tables per batch (`encode`), as an RLNC sender must,
-/// and with the tables kept (`encode_fixed`), its product alone. Its output
-/// is checked against ncmesh's: both use GF(2^8) over 0x11D.
-#[cfg(target_arch = "x86_64")]
-fn peer_isal(b: &mut Bench, g: usize) {
-    let Some(isal) = isal::Isal::load(b.isa) else { return };
-    let data = random(g * SYMBOL, g as u64);
-    let sources: Vec<&[u8]> = data.chunks_exact(SYMBOL).collect();
-    let mut out = vec![0u8; g * SYMBOL];
-    let (mut c, mut tables) = (fixed_coefficients(g), Vec::new());
-    isal.tables(g, g, &c, &mut tables);
-    isal.encode(&tables, &sources, &mut out.chunks_exact_mut(SYMBOL).collect::<Vec<_>>());
-    let mut encoder = Encoder::new(Field::GF256, g, SYMBOL).unwrap();
-    encoder.set_data(&data).unwrap();
-    let mut ours = vec![0u8; g * SYMBOL];
-    encoder.encode_batch(&c, &mut ours).unwrap();
-    assert!(ours == out, "ISA-L and ncmesh disagree on an encoding");
-    let name = format!("isa-l ({})", isal.tier);
-    b.measure(&name, "encode_fixed", "gf256", g, g * SYMBOL, || {
-        isal.encode(&tables, &sources, &mut out.chunks_exact_mut(SYMBOL).collect::<Vec<_>>());
-        black_box(&out);
-    });
-    let mut seed = 0;
-    b.measure(&name, "encode", "gf256", g, g * SYMBOL, || {
-        for row in c.chunks_exact_mut(g) {
-            seed += 1;
-            ncmesh_codec::coefficients::generate(Field::GF256, seed, row);
-        }
-        isal.tables(g, g, &c, &mut tables);
-        isal.encode(&tables, &sources, &mut out.chunks_exact_mut(SYMBOL).collect::<Vec<_>>());
-        black_box(&out);
-    });
-}
-
 /// The multiply-add kernel `y ^= c x` on one 1500-byte symbol in L1, for
 /// ncmesh, ISA-L (`gf_vect_mad`) and rlnc-simdx (its `axpy`), each forced
 /// to this tier. Throughput is bytes of `x` per second.
@@ -437,49 +625,6 @@ fn issue_ceiling(b: &mut Bench) {
             row["ops_per_vector"] = json!(probe.ops as f64 / probe.outputs as f64);
         }
     }
-}
-
-fn peer_simdx(b: &mut Bench, g: usize) {
-    use rlnc_simdx::{CodedPacket, Decoder, Encoder, Recoder, SimpleRng};
-    if simdx_isa() != Some(b.isa) {
-        return;
-    }
-    let source: Vec<Vec<u8>> = (0..g).map(|i| random(SYMBOL, i as u64)).collect();
-    let refs: Vec<&[u8]> = source.iter().map(Vec::as_slice).collect();
-    let encoder = Encoder::new(g, SYMBOL).unwrap();
-    let mut rng = SimpleRng::new(1);
-    b.measure("rlnc-simdx", "encode", "gf256", g, g * SYMBOL, || {
-        for _ in 0..g {
-            black_box(encoder.encode_random(&refs, &mut rng).unwrap());
-        }
-    });
-    let packets: Vec<CodedPacket> = (0..g + 40).map(|_| encoder.encode_random(&refs, &mut rng).unwrap()).collect();
-    // Its generator is GF(2)-linear and caps the rank at 64, so its decoder
-    // is fed our coefficients, combined by its own kernel.
-    let full_rank: Vec<CodedPacket> = (0..g as u64 + 40)
-        .map(|seed| {
-            let mut c = vec![0; g];
-            ncmesh_codec::coefficients::generate(Field::GF256, seed, &mut c);
-            let mut p = vec![0; SYMBOL];
-            rlnc_simdx::kernel::axpy_multi(&c, &refs, &mut p);
-            CodedPacket::from_vecs(c, p)
-        })
-        .collect();
-    b.measure("rlnc-simdx", "recode", "gf256", g, g * SYMBOL, || {
-        for _ in 0..g {
-            black_box(Recoder::recode(&packets[..g], &mut rng).unwrap());
-        }
-    });
-    b.measure("rlnc-simdx", "decode", "gf256", g, g * SYMBOL, || {
-        let mut d = Decoder::new(g, SYMBOL).unwrap();
-        for p in &full_rank {
-            if d.is_complete() {
-                break;
-            }
-            d.receive(CodedPacket::from_slices(p.coefficients_slice(), p.payload_slice())).unwrap();
-        }
-        black_box(d.decode().unwrap().unwrap());
-    });
 }
 
 fn ncmesh_lt(b: &mut Bench, k: usize) {
@@ -653,16 +798,15 @@ fn main() {
     println!("kernels: {isa:?}; rlnc-simdx runs {}", rlnc_simdx::kernel::active_kernel_name());
     kernels_mad(&mut b);
     issue_ceiling(&mut b);
-    for g in [16, 64, 256] {
-        for f in [Field::GF256, Field::GF2] {
-            ncmesh_rlnc(&mut b, f, g);
-        }
-        #[cfg(target_arch = "x86_64")]
-        peer_isal(&mut b, g);
-        peer_rlnc(&mut b, g);
-        peer_simdx(&mut b, g);
+    for (g, fields) in [
+        (16, &[Field::GF256, Field::GF2][..]),
+        (64, &[Field::GF256, Field::GF2, Field::GF16]),
+        (256, &[Field::GF256, Field::GF2]),
+    ] {
+        rlnc_encode(&mut b, g, fields);
+        rlnc_recode(&mut b, g, fields);
+        rlnc_decode(&mut b, g, fields);
     }
-    ncmesh_rlnc(&mut b, Field::GF16, 64);
     for k in [64, 1000] {
         ncmesh_lt(&mut b, k);
         peer_raptorq(&mut b, k);
