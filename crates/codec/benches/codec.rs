@@ -85,15 +85,17 @@ impl Bench {
                 rates.push((n as f64 * c.bytes as f64) / start.elapsed().as_secs_f64() / 1e6);
             }
         }
-        let mut medians = rates.into_iter().zip(&cases).map(|(mut rates, c)| {
+        let mut medians = Vec::with_capacity(cases.len());
+        for (mut rates, c) in rates.into_iter().zip(&cases) {
             rates.sort_by(f64::total_cmp);
             let mb_per_s = rates[2];
             let (isa, imp, op, field, g) = (self.isa.name(), &c.imp, &c.op, &c.field, c.g);
             println!("{isa:>8} {imp:>12} {op:>18} {field:>6} g={g:<5} {mb_per_s:>10.1} MB/s");
             self.rows.push(json!({"isa": isa, "impl": imp, "op": op, "field": field, "g": g,
                 "symbol_bytes": SYMBOL, "mb_per_s": mb_per_s}));
-            mb_per_s
-        });
+            medians.push(mb_per_s);
+        }
+        let mut medians = medians.into_iter();
         wanted.iter().map(|&w| if w { medians.next().unwrap() } else { f64::NAN }).collect()
     }
 }
