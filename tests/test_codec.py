@@ -320,3 +320,9 @@ def test_benchmark_ratios_pair_the_rounds_of_each_side():
     rows = with_ratios([ours, theirs])
     assert rows[0]["ratio_to_best_peer"] == 2.0
     assert "| encode | 16 | 300 | – | – | 100 (avx2) | – | 2.00x | 2.00x | – |" in markdown(rows).splitlines()
+    # The product in L1 against the issue ceiling, also paired: 0.5, 0.75 and 0.31 round by round, where the
+    # medians, 300 of 400, would make 75%.
+    product = row("ncmesh", "product_l1", 32, [100.0, 300.0, 310.0])
+    probe = {**row("ncmesh", "issue_ceiling", 1, [200.0, 400.0, 1000.0]), "vector_bytes": 32, "ops_per_vector": 4.0}
+    ceilings = [line for line in markdown([product, probe]).splitlines() if line.startswith("| avx2 | 4 |")]
+    assert ceilings == ["| avx2 | 4 | – | 400 | 300 | 50% | – / – / – | – / – / – | – / – / – |"]

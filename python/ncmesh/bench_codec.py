@@ -174,13 +174,15 @@ def ceiling_table(rows: list[Row], mhz: float | None) -> list[str]:
     """Per tier: the issue ceiling, and the product in L1, encoding and decoding (ncmesh's and ISA-L's) against it.
 
     The ceiling's row carries its probe's vector width and vector operations per multiply-add (nibble tables:
-    two shuffles and two XORs, and a share of the shift and two ANDs that split an input; GFNI: one affine and
-    one XOR), counted from the probe's code: operations a cycle follow from the measured clock.
+    two shuffles and two XORs, one three-way XOR on AVX-512, and a share of the shift and two ANDs that split an
+    input; GFNI: one affine and one XOR), counted from the probe's code: operations a cycle follow from the
+    measured clock.
     """
     at = {
         (r.get("isa"), r["impl"].split(" (")[0], r["op"], r["g"]): r["mb_per_s"] for r in rows if r["field"] == "gf256"
     }
     probes = {r["isa"]: r for r in rows if r["op"] == "issue_ceiling" and r["impl"] == "ncmesh"}
+    products = {r["isa"]: r for r in rows if r["op"] == "product_l1" and r["impl"] == "ncmesh"}
     out = [
         "## Ceilings",
         "",
@@ -202,10 +204,13 @@ def ceiling_table(rows: list[Row], mhz: float | None) -> list[str]:
                 _share(g * at[(isa, impl, op, g)], ceiling) if (isa, impl, op, g) in at else "–" for g in (16, 64, 256)
             )
 
+        # The product and the probe take their batches in turn: their ratio pairs the rounds.
+        product = products.get(isa)
+        of_ceiling = ratio_of(product, probe)
         out.append(
             f"| {isa} | {ops:g} | {f'{per_cycle:.2f}' if per_cycle else '–'} | {_mb(ceiling)} "
-            f"| {_mb(at.get((isa, 'ncmesh', 'product_l1', L1_INPUTS)))} "
-            f"| {_share(at.get((isa, 'ncmesh', 'product_l1', L1_INPUTS)), ceiling)} "
+            f"| {_mb(product['mb_per_s'] if product else None)} "
+            f"| {f'{of_ceiling:.0%}' if of_ceiling else '–'} "
             f"| {shares('ncmesh', 'encode')} | {shares('isa-l', 'encode')} | {shares('ncmesh', 'decode')} |"
         )
     return out
@@ -243,8 +248,8 @@ def markdown(rows: list[Row], cpu: dict[str, Any] | None = None) -> str:
     out += [
         "## Multiply-add kernel on every tier",
         "",
-        "`y ^= c x` on one 1500-byte symbol in L1, MB/s of `x`; each peer forced to the tier (its own name for it",
-        "in brackets).",
+        "`y ^= c x` on one 1500-byte symbol in L1, both rows aligned to a cache line, MB/s of `x`; each peer forced",
+        "to the tier (its own name for it in brackets).",
         "The product in L1 is a 24 x 32 product of 384-byte rows, in MB/s of multiply-adds: the measured ceiling",
         "that the last column of the RLNC tables compares g x (encode or decode MB/s) with.",
         "",

@@ -62,13 +62,18 @@ impl Bench {
         let mut cases: Vec<Case> = cases.into_iter().zip(&wanted).filter(|(_, &w)| w).map(|(c, _)| c).collect();
         // The clock is read once per round of `reps` calls, enough for a
         // round to take 20 µs: read at every call, it would weigh a few
-        // percent against the fastest operations.
+        // percent against the fastest operations. The calls are counted, not
+        // extrapolated from the first, which runs cold and would make the
+        // rounds of a fast case a few calls long.
         let reps: Vec<u64> = cases
             .iter_mut()
             .map(|c| {
-                let start = Instant::now();
-                (c.work)();
-                (20e-6 / start.elapsed().as_secs_f64().max(1e-9)).clamp(1.0, 1e4) as u64
+                let (start, mut calls) = (Instant::now(), 0);
+                while start.elapsed() < Duration::from_micros(20) {
+                    (c.work)();
+                    calls += 1;
+                }
+                calls.max(1)
             })
             .collect();
         let mut rates = vec![Vec::new(); cases.len()];
@@ -91,8 +96,10 @@ impl Bench {
             let mb_per_s = rates[2];
             let (isa, imp, op, field, g) = (self.isa.name(), &c.imp, &c.op, &c.field, c.g);
             println!("{isa:>8} {imp:>12} {op:>18} {field:>6} g={g:<5} {mb_per_s:>10.1} MB/s");
-            self.rows.push(json!({"isa": isa, "impl": imp, "op": op, "field": field, "g": g,
-                "symbol_bytes": SYMBOL, "mb_per_s": mb_per_s}));
+            let mut row = json!({"isa": isa, "impl": imp, "op": op, "field": field, "g": g,
+                "symbol_bytes": SYMBOL, "mb_per_s": mb_per_s});
+            row.as_object_mut().unwrap().extend(c.fields.clone());
+            self.rows.push(row);
             medians.push(mb_per_s);
         }
         let mut medians = medians.into_iter();
@@ -108,11 +115,27 @@ struct Case<'a> {
     g: usize,
     bytes: usize,
     work: Box<dyn FnMut() + 'a>,
+    /// Fields the case's row carries beside its rate.
+    fields: serde_json::Map<String, Value>,
 }
 
 impl<'a> Case<'a> {
     fn new(imp: &str, op: &str, field: &str, g: usize, bytes: usize, work: impl FnMut() + 'a) -> Case<'a> {
-        Case { imp: imp.into(), op: op.into(), field: field.into(), g, bytes, work: Box::new(work) }
+        Case {
+            imp: imp.into(),
+            op: op.into(),
+            field: field.into(),
+            g,
+            bytes,
+            work: Box::new(work),
+            fields: Default::default(),
+        }
+    }
+
+    /// The case with `key: value` in its row.
+    fn with(mut self, key: &str, value: impl Into<Value>) -> Case<'a> {
+        self.fields.insert(key.into(), value.into());
+        self
     }
 
     /// `impl/op/field/g`, what filters match.
@@ -568,34 +591,55 @@ mod isal {
 /// ncmesh, ISA-L (`gf_vect_mad`) and rlnc-simdx (its `axpy`), each forced
 /// to this tier. Throughput is bytes of `x` per second.
 fn kernels_mad(b: &mut Bench) {
-    let (x, mut y) = (random(SYMBOL, 1), random(SYMBOL, 2));
+    // Every kernel gets rows at the same alignment, that of a cache line,
+    // as the codec's symbol buffers are: a row's offset in its line moves
+    // each kernel's rate by its own amount.
+    #[repr(C, align(64))]
+    struct Row([u8; SYMBOL]);
+    let row = |seed| {
+        let mut r = Box::new(Row([0; SYMBOL]));
+        r.0.copy_from_slice(&random(SYMBOL, seed));
+        r
+    };
+    let x = &row(1).0;
     let c = 0x8e;
-    b.measure("ncmesh", "mad", "gf256", 1, SYMBOL, || {
-        Field::GF256.symbol_axpy(c, black_box(&x), &mut y);
-        black_box(&y);
-    });
+    let mut cases = Vec::new();
+    let mut y = row(2);
+    cases.push(Case::new("ncmesh", "mad", "gf256", 1, SYMBOL, move || {
+        Field::GF256.symbol_axpy(c, black_box(x), &mut y.0);
+        black_box(&y.0);
+    }));
     #[cfg(target_arch = "x86_64")]
     if let Some(isal) = isal::Isal::load(b.isa) {
-        let mut table = Vec::new();
+        let (mut table, mut y) = (Vec::new(), row(2));
         isal.tables(1, 1, &[c], &mut table);
-        b.measure(&format!("isa-l ({})", isal.tier), "mad", "gf256", 1, SYMBOL, || {
-            isal.mad(&table, black_box(&x), &mut y);
-            black_box(&y);
-        });
+        cases.push(Case::new(&format!("isa-l ({})", isal.tier), "mad", "gf256", 1, SYMBOL, move || {
+            isal.mad(&table, black_box(x), &mut y.0);
+            black_box(&y.0);
+        }));
     }
     let isa = b.isa;
     if let Some(tier) =
         rlnc_simdx::kernel::bench::available_axpy_tiers().into_iter().find(|t| simdx_tier(t.name()) == Some(isa))
     {
-        b.measure(&format!("rlnc-simdx ({})", tier.name()), "mad", "gf256", 1, SYMBOL, || {
-            tier.axpy(c, black_box(&x), &mut y);
-            black_box(&y);
-        });
+        let mut y = row(2);
+        cases.push(Case::new(&format!("rlnc-simdx ({})", tier.name()), "mad", "gf256", 1, SYMBOL, move || {
+            tier.axpy(c, black_box(x), &mut y.0);
+            black_box(&y.0);
+        }));
     }
-    // The kernel alone, in L1: a 24 x 32 product of 384-byte rows, with
-    // 16 distinct coefficients, in multiply-add bytes per second, the
-    // measured ceiling that encoding and decoding are compared with. Rows
-    // and the maps they read take 22 KiB, within the 32 KiB L1 of the
+    b.compare(cases);
+}
+
+/// The kernel alone, in L1: a 24 x 32 product of 384-byte rows, with 16
+/// distinct coefficients, in multiply-add bytes per second, the measured
+/// ceiling that encoding and decoding are compared with; beside it, the
+/// tier's multiply-add instruction mix from registers alone
+/// (`codec/issue.rs`), the most any product can reach. That row keeps the
+/// probe's vector width and operations per multiply-add, from which the
+/// tables count operations a cycle.
+fn kernel_ceilings(b: &mut Bench) {
+    // Rows and the maps they read take 22 KiB, within the 32 KiB L1 of the
     // smallest cores; 24 outputs are whole groups on every tier, and 384
     // bytes whole blocks.
     let (outputs, inputs, len) = (24, 32, 384);
@@ -603,118 +647,147 @@ fn kernels_mad(b: &mut Bench) {
     let xr: Vec<&[u8]> = xs.iter().map(Vec::as_slice).collect();
     let mut ys = vec![vec![0u8; len]; outputs];
     let a: Vec<u8> = random(outputs * inputs, 5).iter().map(|&c| (c & 0xf0) | 1).collect();
-    b.measure("ncmesh", "product_l1", "gf256", inputs, outputs * inputs * len, || {
+    let mut cases = vec![Case::new("ncmesh", "product_l1", "gf256", inputs, outputs * inputs * len, || {
         let mut outs: Vec<&mut [u8]> = ys.iter_mut().map(Vec::as_mut_slice).collect();
         Field::GF256.symbol_matmul(&a, &xr, &mut outs);
         black_box(&ys);
-    });
-}
-
-/// The tier's multiply-add instruction mix from registers alone
-/// (`codec/issue.rs`), in MB/s of multiply-adds: the most any product can reach.
-/// The row keeps the probe's vector width and operations per multiply-add,
-/// from which the tables count operations a cycle.
-fn issue_ceiling(b: &mut Bench) {
+    })];
     #[cfg(target_arch = "x86_64")]
     if let Some(probe) = issue::probe(b.isa) {
         let bytes = probe.outputs * probe.width * issue::ITERATIONS as usize;
-        let rate = b.measure("ncmesh", "issue_ceiling", "gf256", 1, bytes, || {
+        let case = Case::new("ncmesh", "issue_ceiling", "gf256", 1, bytes, move || {
             // SAFETY: this process runs the tier `Kernels::best` chose, which the CPU has.
             unsafe { probe.run() }
         });
-        if let Some(row) = b.rows.last_mut().filter(|_| !rate.is_nan()) {
-            row["vector_bytes"] = json!(probe.width);
-            row["ops_per_vector"] = json!(probe.ops as f64 / probe.outputs as f64);
-        }
+        let ops = probe.ops as f64 / probe.outputs as f64;
+        cases.push(case.with("vector_bytes", probe.width).with("ops_per_vector", ops));
     }
+    b.compare(cases);
 }
 
-fn ncmesh_lt(b: &mut Bench, k: usize) {
-    if !b.wants(&format!("ncmesh/lt_encode/gf2/{k}")) && !b.wants(&format!("ncmesh/lt_decode/gf2/{k}")) {
-        return; // the overhead trials below take seconds
+/// LT at K = `k` beside raptorq's RaptorQ, encode against encode and
+/// decode against decode, their batches taken in turn.
+fn lt_codes(b: &mut Bench, k: usize) {
+    let wanted =
+        |b: &Bench, imp: &str| ["lt_encode", "lt_decode"].iter().any(|op| b.wants(&format!("{imp}/{op}/gf2/{k}")));
+    // Each side's set-up takes seconds: LT's overhead trials, raptorq's precode.
+    let ours = wanted(b, "ncmesh").then(|| Lt::new(b.isa, k));
+    let theirs = wanted(b, "raptorq").then(|| Raptorq::new(k));
+    let (mut encode, mut decode) = (Vec::new(), Vec::new());
+    if let Some(lt) = &ours {
+        encode.push(lt.encode());
+        decode.push(lt.decode());
     }
-    let dist = lt::Distribution::robust(k, lt::DEFAULT_C, lt::DEFAULT_DELTA).unwrap();
-    let mut encoder = lt::Encoder::new(k, SYMBOL, dist.clone(), 9).unwrap();
-    encoder.set_symbols(&random(k * SYMBOL, 3)).unwrap();
-    let mut out = vec![0; SYMBOL];
-    // Overhead and success within 1.3K, peeling alone and with elimination:
-    // the same on every tier, so measured on the fastest only.
-    let trials = if b.isa == Kernels::choose(None).isa { 200 } else { 0 };
-    let stats = |fallback| {
-        if trials == 0 {
-            return (0.0, 0.0);
+    if let Some(rq) = &theirs {
+        encode.push(rq.encode());
+        decode.push(rq.decode());
+    }
+    b.compare(encode);
+    b.compare(decode);
+}
+
+/// ncmesh's LT code at K = `k`: its encoder, 3K coded symbols, and what
+/// its decoder does with them.
+struct Lt {
+    k: usize,
+    dist: lt::Distribution,
+    encoder: lt::Encoder,
+    coded: Vec<Vec<u8>>,
+    /// Fields of the decode row: the decoder's work and overhead.
+    decode_fields: serde_json::Map<String, Value>,
+}
+
+impl Lt {
+    fn new(isa: Isa, k: usize) -> Lt {
+        let dist = lt::Distribution::robust(k, lt::DEFAULT_C, lt::DEFAULT_DELTA).unwrap();
+        let mut encoder = lt::Encoder::new(k, SYMBOL, dist.clone(), 9).unwrap();
+        encoder.set_symbols(&random(k * SYMBOL, 3)).unwrap();
+        let mut out = vec![0; SYMBOL];
+        let coded: Vec<Vec<u8>> = (0..3 * k as u32)
+            .map(|esi| {
+                encoder.encode(esi, &mut out).unwrap();
+                out.clone()
+            })
+            .collect();
+        let mut lt = Lt { k, dist, encoder, coded, decode_fields: Default::default() };
+        // The work of the decode timed, as the decoder counts it: whole-symbol
+        // XORs as symbols arrive and peel, and in the solve of the stalled graph
+        // (its sums, and the set coefficients of its two GF(2) products).
+        let d = lt.decoded();
+        let xors_per_symbol = d.symbol_xors() as f64 / k as f64;
+        let (by_elimination, inactivated) = (d.decoded_by_elimination(), d.decoded_by_inactivation());
+        println!(
+            "{:>21} LT K={k}: {} symbols received, {xors_per_symbol:.2} symbol XORs per source symbol (mean degree \
+             {:.2}), {by_elimination} sources left to the solve of the stalled graph, {inactivated} of them inactivated",
+            "",
+            d.symbols_received(),
+            lt.dist.mean_degree()
+        );
+        let fields = &mut lt.decode_fields;
+        fields.insert("xors_per_source_symbol".into(), json!(xors_per_symbol));
+        fields.insert("decoded_by_elimination".into(), json!(by_elimination));
+        fields.insert("inactivated".into(), json!(inactivated));
+        // Overhead and success within 1.3K, peeling alone and with elimination:
+        // the same on every tier, so measured on the fastest only.
+        if isa == Kernels::choose(None).isa {
+            let trials = 200;
+            let stats = |fallback| {
+                let needed = lt::overhead_trials(&lt.dist, trials, 11, fallback);
+                let mean = needed.iter().sum::<usize>() as f64 / needed.len() as f64 / k as f64 - 1.0;
+                let within =
+                    needed.iter().filter(|&&n| n as f64 <= 1.3 * k as f64).count() as f64 / needed.len() as f64;
+                (mean, within)
+            };
+            let (peel_overhead, peel_within) = stats(false);
+            let (mean_overhead, within) = stats(true);
+            println!(
+                "{:>21} LT K={k}, {trials} trials: mean overhead {:.3} ({:.3} peeling only), within 1.3K {:.1}% ({:.1}%)",
+                "",
+                mean_overhead,
+                peel_overhead,
+                within * 100.0,
+                peel_within * 100.0
+            );
+            let fields = &mut lt.decode_fields;
+            fields.insert("mean_overhead".into(), json!(mean_overhead));
+            fields.insert("decoded_within_1_3k".into(), json!(within));
+            fields.insert("peeling_mean_overhead".into(), json!(peel_overhead));
+            fields.insert("peeling_decoded_within_1_3k".into(), json!(peel_within));
         }
-        let needed = lt::overhead_trials(&dist, trials, 11, fallback);
-        let mean = needed.iter().sum::<usize>() as f64 / needed.len() as f64 / k as f64 - 1.0;
-        let within = needed.iter().filter(|&&n| n as f64 <= 1.3 * k as f64).count() as f64 / needed.len() as f64;
-        (mean, within)
-    };
-    let (peel_overhead, peel_within) = stats(false);
-    let (mean_overhead, within) = stats(true);
-    let budget = 3 * k as u32;
-    let coded: Vec<Vec<u8>> = (0..budget)
-        .map(|esi| {
-            encoder.encode(esi, &mut out).unwrap();
-            out.clone()
-        })
-        .collect();
-    b.measure("ncmesh", "lt_encode", "gf2", k, k * SYMBOL, || {
-        for esi in 0..k as u32 {
-            encoder.encode(esi, &mut out).unwrap();
-            black_box(&out);
-        }
-    });
-    b.measure("ncmesh", "lt_decode", "gf2", k, k * SYMBOL, || {
-        let mut d = lt::Decoder::new(k, SYMBOL, dist.clone(), 9).unwrap();
+        lt
+    }
+
+    /// A decoder fed coded symbols until it is complete.
+    fn decoded(&self) -> lt::Decoder {
+        let mut d = lt::Decoder::new(self.k, SYMBOL, self.dist.clone(), 9).unwrap();
         d.set_fallback(true);
-        for (esi, p) in coded.iter().enumerate() {
+        for (esi, p) in self.coded.iter().enumerate() {
             if d.is_complete() {
                 break;
             }
             d.consume(esi as u32, p).unwrap();
         }
         assert!(d.is_complete());
-        black_box(d.data());
-    });
-    // The work of the decode timed, as the decoder counts it: whole-symbol
-    // XORs as symbols arrive and peel, and in the solve of the stalled graph
-    // (its sums, and the set coefficients of its two GF(2) products).
-    let mut d = lt::Decoder::new(k, SYMBOL, dist.clone(), 9).unwrap();
-    d.set_fallback(true);
-    for (esi, p) in coded.iter().enumerate() {
-        if d.is_complete() {
-            break;
-        }
-        d.consume(esi as u32, p).unwrap();
+        d
     }
-    let xors_per_symbol = d.symbol_xors() as f64 / k as f64;
-    let (by_elimination, inactivated) = (d.decoded_by_elimination(), d.decoded_by_inactivation());
-    println!(
-        "{:>21} LT K={k}: {} symbols received, {xors_per_symbol:.2} symbol XORs per source symbol (mean degree \
-         {:.2}), {by_elimination} sources left to the solve of the stalled graph, {inactivated} of them inactivated",
-        "",
-        d.symbols_received(),
-        dist.mean_degree()
-    );
-    let last = b.rows.last_mut().unwrap();
-    last["xors_per_source_symbol"] = json!(xors_per_symbol);
-    last["decoded_by_elimination"] = json!(by_elimination);
-    last["inactivated"] = json!(inactivated);
-    if trials == 0 {
-        return;
+
+    fn encode(&self) -> Case<'_> {
+        let mut out = vec![0; SYMBOL];
+        Case::new("ncmesh", "lt_encode", "gf2", self.k, self.k * SYMBOL, move || {
+            for esi in 0..self.k as u32 {
+                self.encoder.encode(esi, &mut out).unwrap();
+                black_box(&out);
+            }
+        })
     }
-    last["mean_overhead"] = json!(mean_overhead);
-    last["decoded_within_1_3k"] = json!(within);
-    last["peeling_mean_overhead"] = json!(peel_overhead);
-    last["peeling_decoded_within_1_3k"] = json!(peel_within);
-    println!(
-        "{:>21} LT K={k}, {trials} trials: mean overhead {:.3} ({:.3} peeling only), within 1.3K {:.1}% ({:.1}%)",
-        "",
-        mean_overhead,
-        peel_overhead,
-        within * 100.0,
-        peel_within * 100.0
-    );
+
+    fn decode(&self) -> Case<'_> {
+        let mut case = Case::new("ncmesh", "lt_decode", "gf2", self.k, self.k * SYMBOL, || {
+            black_box(self.decoded().data());
+        });
+        case.fields = self.decode_fields.clone();
+        case
+    }
 }
 
 /// raptorq (RFC 6330) beside the LT rows: `with_defaults` over the K
@@ -725,52 +798,73 @@ fn ncmesh_lt(b: &mut Bench, k: usize) {
 /// after 10% i.i.d. loss, each handed over as a copy, as the Python binding
 /// does, until it returns the data. It is a different code, shown for scale:
 /// no maintained LT crate exists.
-fn peer_raptorq(b: &mut Bench, k: usize) {
-    if !b.wants(&format!("raptorq/lt_encode/gf2/{k}")) && !b.wants(&format!("raptorq/lt_decode/gf2/{k}")) {
-        return; // building the encoder solves its precode
-    }
-    let data = random(k * SYMBOL, k as u64);
-    let encoder = raptorq::Encoder::with_defaults(&data, SYMBOL as u16);
-    let repair = k as u32 / 10 + 1;
-    let config = encoder.get_config();
-    let decode = |kept: &[raptorq::EncodingPacket]| {
-        let mut d = raptorq::Decoder::new(config);
-        kept.iter().find_map(|p| d.decode(p.clone()))
-    };
-    // 10% loss leaves about 0.99 K' packets, so some draws cannot decode:
-    // the first loss seed whose survivors do (the Python half's happens to).
-    let (loss_seed, kept) = (1..)
-        .map(|seed| {
+struct Raptorq {
+    k: usize,
+    data: Vec<u8>,
+    repair: u32,
+    config: raptorq::ObjectTransmissionInformation,
+    /// The packets left after the loss of the first seed whose survivors decode.
+    kept: Vec<raptorq::EncodingPacket>,
+    loss_seed: u64,
+}
+
+impl Raptorq {
+    const NOTE: &str = "RaptorQ (RFC 6330), not LT";
+
+    fn new(k: usize) -> Raptorq {
+        let data = random(k * SYMBOL, k as u64);
+        let encoder = raptorq::Encoder::with_defaults(&data, SYMBOL as u16);
+        let repair = k as u32 / 10 + 1;
+        let config = encoder.get_config();
+        let mut rq = Raptorq { k, data, repair, config, kept: Vec::new(), loss_seed: 0 };
+        // 10% loss leaves about 0.99 K' packets, so some draws cannot decode:
+        // the first loss seed whose survivors do (the Python half's happens to).
+        let sent = encoder.get_encoded_packets(repair);
+        for seed in 1.. {
             let mut loss = SplitMix64::new(seed);
-            (seed, encoder.get_encoded_packets(repair).into_iter().filter(|_| loss.unit_f64() >= 0.1).collect())
-        })
-        .find(|(_, kept): &(u64, Vec<raptorq::EncodingPacket>)| decode(kept).is_some_and(|out| out == data))
-        .unwrap();
-    let note = "RaptorQ (RFC 6330), not LT";
-    // A sender builds the encoder for every block it sends: the precode it
-    // solves is part of encoding, as LT's symbols are.
-    let encoded = b.measure("raptorq", "lt_encode", "gf2", k, k * SYMBOL, || {
-        black_box(raptorq::Encoder::with_defaults(&data, SYMBOL as u16).get_encoded_packets(repair));
-    });
-    if !encoded.is_nan() {
-        b.rows.last_mut().unwrap()["note"] = json!(note);
-    }
-    let decoded = b.measure("raptorq", "lt_decode", "gf2", k, k * SYMBOL, || {
-        black_box(decode(&kept));
-    });
-    if !decoded.is_nan() {
-        let row = b.rows.last_mut().unwrap();
-        row["note"] = json!(note);
-        row["source_symbols"] = json!(data.len().div_ceil(config.symbol_size() as usize));
-        row["symbols_kept"] = json!(kept.len());
-        row["loss_seed"] = json!(loss_seed);
+            rq.kept = sent.iter().filter(|_| loss.unit_f64() >= 0.1).cloned().collect();
+            if rq.decoded().is_some_and(|out| out == rq.data) {
+                rq.loss_seed = seed;
+                break;
+            }
+        }
         println!(
-            "{:>21} raptorq K={k}: {} source symbols, {} of {} packets kept (loss seed {loss_seed})",
+            "{:>21} raptorq K={k}: {} source symbols, {} of {} packets kept (loss seed {})",
             "",
-            row["source_symbols"],
-            kept.len(),
-            encoder.get_encoded_packets(repair).len()
+            rq.source_symbols(),
+            rq.kept.len(),
+            sent.len(),
+            rq.loss_seed
         );
+        rq
+    }
+
+    fn source_symbols(&self) -> usize {
+        self.data.len().div_ceil(self.config.symbol_size() as usize)
+    }
+
+    fn decoded(&self) -> Option<Vec<u8>> {
+        let mut d = raptorq::Decoder::new(self.config);
+        self.kept.iter().find_map(|p| d.decode(p.clone()))
+    }
+
+    /// A sender builds the encoder for every block it sends: the precode it
+    /// solves is part of encoding, as LT's symbols are.
+    fn encode(&self) -> Case<'_> {
+        Case::new("raptorq", "lt_encode", "gf2", self.k, self.k * SYMBOL, || {
+            black_box(raptorq::Encoder::with_defaults(&self.data, SYMBOL as u16).get_encoded_packets(self.repair));
+        })
+        .with("note", Self::NOTE)
+    }
+
+    fn decode(&self) -> Case<'_> {
+        Case::new("raptorq", "lt_decode", "gf2", self.k, self.k * SYMBOL, || {
+            black_box(self.decoded());
+        })
+        .with("note", Self::NOTE)
+        .with("source_symbols", self.source_symbols())
+        .with("symbols_kept", self.kept.len())
+        .with("loss_seed", self.loss_seed)
     }
 }
 
@@ -799,7 +893,7 @@ fn main() {
     let mut b = Bench { isa, rows: Vec::new(), batch: Duration::from_millis(if quick { 20 } else { 120 }), filters };
     println!("kernels: {isa:?}; rlnc-simdx runs {}", rlnc_simdx::kernel::active_kernel_name());
     kernels_mad(&mut b);
-    issue_ceiling(&mut b);
+    kernel_ceilings(&mut b);
     for (g, fields) in [
         (16, &[Field::GF256, Field::GF2][..]),
         (64, &[Field::GF256, Field::GF2, Field::GF16]),
@@ -810,8 +904,7 @@ fn main() {
         rlnc_decode(&mut b, g, fields);
     }
     for k in [64, 1000] {
-        ncmesh_lt(&mut b, k);
-        peer_raptorq(&mut b, k);
+        lt_codes(&mut b, k);
     }
     ncmesh_xor(&mut b);
     if !partial {
