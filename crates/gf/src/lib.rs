@@ -20,7 +20,7 @@ mod kernels;
 mod sliced;
 mod tables;
 
-pub use kernels::{Isa, Kernels, MatmulKernel};
+pub use kernels::{Isa, Kernels, MapMatrix, MatmulKernel};
 pub use sliced::SlicedRows;
 pub use tables::ByteMap;
 use tables::{FieldTables, TABLES};
@@ -134,9 +134,10 @@ impl Field {
         self.mul(a, self.inv(b))
     }
 
-    /// The linear map "multiply by `a`" on element vectors.
+    /// The linear map "multiply by `a`" on element vectors; the bits of `a`
+    /// above q are ignored.
     pub fn element_map(self, a: u8) -> &'static ByteMap {
-        &self.tables().element[(a & self.max_element()) as usize]
+        &self.tables().element[usize::from(a)]
     }
 
     /// Element vectors: `y += a * x`.
@@ -198,7 +199,7 @@ impl Field {
     pub fn symbol_axpy_fanout<'a>(self, x: &[u8], terms: impl IntoIterator<Item = (u8, &'a mut [u8])>) {
         self.check_symbol(x.len());
         if self.symbol_granularity() == 1 {
-            fanout(x, terms, |c| &self.tables().packed[(c & self.max_element()) as usize]);
+            fanout(x, terms, |c| &self.tables().packed[usize::from(c)]);
         } else {
             for (c, y) in terms {
                 self.symbol_axpy(c, x, y);
@@ -301,7 +302,7 @@ impl Field {
     pub fn symbol_axpy_sum<'a>(self, terms: impl IntoIterator<Item = (u8, &'a [u8])>, y: &mut [u8]) {
         self.check_symbol(y.len());
         if self.symbol_granularity() == 1 {
-            sum(terms, y, |c| &self.tables().packed[(c & self.max_element()) as usize]);
+            sum(terms, y, |c| &self.tables().packed[usize::from(c)]);
         } else {
             for (c, x) in terms {
                 self.symbol_axpy(c, x, y);
@@ -316,7 +317,7 @@ impl Field {
     /// # Panics
     /// If `a` is not `ys.len() x xs.len()`, or lengths differ.
     pub fn matmul(self, a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]]) {
-        product(self, a, xs, ys, true, |c| self.element_map(c));
+        product(self, &self.tables().element, a, xs, ys, true);
     }
 
     /// Symbols: `ys[i] += sum_j a[i * xs.len() + j] * xs[j]`, a matrix
@@ -390,7 +391,7 @@ impl Field {
             self.check_symbol(y.len());
         }
         if self.symbol_granularity() == 1 {
-            product(self, a, xs, ys, accumulate, |c| &self.tables().packed[(c & self.max_element()) as usize]);
+            product(self, &self.tables().packed, a, xs, ys, accumulate);
         } else {
             assert_eq!(a.len(), xs.len() * ys.len(), "symbol_matmul: coefficient matrix has the wrong size");
             for (row, y) in a.chunks_exact(xs.len().max(1)).zip(ys.iter_mut()) {
@@ -403,15 +404,9 @@ impl Field {
     }
 }
 
-/// `ys (+)= a xs`, adding to the outputs if `accumulate`.
-fn product(
-    field: Field,
-    a: &[u8],
-    xs: &[&[u8]],
-    ys: &mut [&mut [u8]],
-    accumulate: bool,
-    map: impl Fn(u8) -> &'static ByteMap,
-) {
+/// `ys (+)= a xs`, adding to the outputs if `accumulate`, with `table` the
+/// field's maps of its elements.
+fn product(field: Field, table: &[ByteMap; 256], a: &[u8], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
     assert_eq!(a.len(), xs.len() * ys.len(), "matmul: coefficient matrix has the wrong size");
     let Some(len) = ys.first().map(|y| y.len()) else { return };
     assert!(xs.iter().all(|x| x.len() == len) && ys.iter().all(|y| y.len() == len), "matmul: lengths differ");
@@ -425,15 +420,13 @@ fn product(
         }
         return;
     }
-    // Maps are looked up for a band of outputs at a time: a whole g x g
-    // matrix of them would be a large buffer written once and read once.
+    // The kernel turns a band's maps into offsets on its stack, which hold
+    // 16 outputs' up to g = 256; bands of 32 or of every output measured
+    // no different.
     const BAND: usize = 16;
     let n = xs.len();
-    let mut maps: Vec<&ByteMap> = Vec::with_capacity(BAND * n);
     for (rows, band) in a.chunks(BAND * n).zip(ys.chunks_mut(BAND)) {
-        maps.clear();
-        maps.extend(rows.iter().map(|&c| map(c)));
-        (Kernels::best().map_matmul)(&maps, xs, band, accumulate);
+        (Kernels::best().map_matmul)(MapMatrix { table, indices: rows }, xs, band, accumulate);
     }
 }
 

@@ -82,10 +82,12 @@ pub struct FieldTables {
     pub exp: [u8; 512],
     /// `log[a]` for `a != 0`; `log[0]` is unused.
     pub log: [u8; 256],
-    /// Multiplication by each element on one element per byte.
+    /// Multiplication by each element on one element per byte, at every
+    /// byte: the bits above q are ignored.
     pub element: [ByteMap; 256],
     /// Multiplication by each element on packed bytes (8/q elements a byte),
-    /// for q dividing 8. Unused for the other fields, which bit-slice symbols.
+    /// for q dividing 8, at every byte as `element`. Unused for the other
+    /// fields, which bit-slice symbols.
     pub packed: [ByteMap; 256],
 }
 
@@ -143,6 +145,12 @@ pub const fn build(q: u8) -> FieldTables {
         }
         element[c] = ByteMap::from_columns(ecol);
         packed[c] = ByteMap::from_columns(pcol);
+        c += 1;
+    }
+    // Bits above q are ignored: a byte indexes either table as its element.
+    while c < 256 {
+        element[c] = element[c & (order - 1)];
+        packed[c] = packed[c & (order - 1)];
         c += 1;
     }
     FieldTables { poly, exp, log, element, packed }

@@ -31,9 +31,7 @@ fn matches_scalar(k: &Kernels) {
         let y = bytes(len, 100 + case as u64);
         for field in (1..=8).map(|q| Field::new(q).unwrap()) {
             for a in [1u8, 2, 3, 0x1d, 0x8e, 0xff] {
-                for m in
-                    [field.element_map(a), &TABLES[field.q as usize - 1].packed[(a & field.max_element()) as usize]]
-                {
+                for m in [field.element_map(a), &TABLES[field.q as usize - 1].packed[usize::from(a)]] {
                     let (mut want, mut got) = (y.clone(), y.clone());
                     (reference.map_xor)(m, &x, &mut want);
                     (k.map_xor)(m, &x, &mut got);
@@ -62,18 +60,9 @@ fn matches_scalar(k: &Kernels) {
             assert_eq!(want, got, "{:?} multi len {len} rows {rows}", k.isa);
 
             for outputs in [1usize, 4, 6, 8, 9, 17] {
-                let maps: Vec<&ByteMap> = (0..outputs * rows)
-                    .map(|i| Field::GF256.element_map((i as u8).wrapping_mul(91).wrapping_add(3)))
-                    .collect();
-                for accumulate in [true, false] {
-                    let mut want: Vec<Vec<u8>> = (0..outputs).map(|o| bytes(len, 50 + o as u64)).collect();
-                    let mut got = want.clone();
-                    let mut want_refs: Vec<&mut [u8]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
-                    let mut got_refs: Vec<&mut [u8]> = got.iter_mut().map(|v| v.as_mut_slice()).collect();
-                    (reference.map_matmul)(&maps, &xr, &mut want_refs, accumulate);
-                    (k.map_matmul)(&maps, &xr, &mut got_refs, accumulate);
-                    assert_eq!(want, got, "{:?} matmul len {len} rows {rows} outputs {outputs} {accumulate}", k.isa);
-                }
+                let indices: Vec<u8> =
+                    (0..outputs * rows).map(|i| (i as u8).wrapping_mul(91).wrapping_add(3)).collect();
+                products_match(k, &TABLES[7].element, &indices, &xr, outputs, len);
             }
 
             let mut want: Vec<Vec<u8>> = xs.clone();
@@ -85,6 +74,35 @@ fn matches_scalar(k: &Kernels) {
             assert_eq!(want, got, "{:?} fanout len {len} rows {rows}", k.isa);
         }
     }
+}
+
+/// The tier's product of `outputs` rows of maps against the reference's,
+/// adding to the outputs and writing over them.
+fn products_match(k: &Kernels, table: &[ByteMap; 256], indices: &[u8], xs: &[&[u8]], outputs: usize, len: usize) {
+    let maps = MapMatrix { table, indices };
+    for accumulate in [true, false] {
+        let mut want: Vec<Vec<u8>> = (0..outputs).map(|o| bytes(len, 50 + o as u64)).collect();
+        let mut got = want.clone();
+        let mut want_refs: Vec<&mut [u8]> = want.iter_mut().map(|v| v.as_mut_slice()).collect();
+        let mut got_refs: Vec<&mut [u8]> = got.iter_mut().map(|v| v.as_mut_slice()).collect();
+        (Kernels::scalar().map_matmul)(maps, xs, &mut want_refs, accumulate);
+        (k.map_matmul)(maps, xs, &mut got_refs, accumulate);
+        assert_eq!(want, got, "{:?} matmul len {len} inputs {} outputs {outputs} {accumulate}", k.isa, xs.len());
+    }
+}
+
+/// A product of more maps than a kernel turns into offsets on its stack,
+/// of maps that are not multiplications, among them zero and the identity.
+fn large_products_match(k: &Kernels) {
+    let (outputs, inputs, len) = if MIRI { (2, 2100, 3) } else { (9, 500, 40) };
+    let mut table = [ByteMap::ZERO; 256];
+    for (i, m) in table.iter_mut().enumerate().skip(2) {
+        *m = ByteMap::from_columns(bytes(8, i as u64).try_into().expect("eight columns"));
+    }
+    table[1] = *Field::GF256.element_map(1);
+    let xs: Vec<Vec<u8>> = (0..inputs).map(|r| bytes(len, 3 * r as u64 + 1)).collect();
+    let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
+    products_match(k, &table, &bytes(outputs * inputs, 77), &xr, outputs, len);
 }
 
 /// No kernel of the tier reads or writes a byte outside its slices: rows
@@ -105,8 +123,9 @@ fn stays_within_slices(k: &Kernels) {
             (k.xor)(xr[1], ys[2]);
             (k.map_xor_multi)(&[m; 3], &xr, ys[0]);
             (k.map_xor_fanout)(&[m; 3], xr[2], &mut ys);
-            (k.map_matmul)(&[m; 9], &xr, &mut ys, true);
-            (k.map_matmul)(&[m; 9], &xr, &mut ys, false);
+            let maps = MapMatrix { table: &TABLES[7].element, indices: &[7; 9] };
+            (k.map_matmul)(maps, &xr, &mut ys, true);
+            (k.map_matmul)(maps, &xr, &mut ys, false);
         }
         assert_eq!(guards_of(&ybuf), guards, "{:?} wrote outside rows of {len} bytes", k.isa);
     }
@@ -122,6 +141,7 @@ macro_rules! tier_tests {
             let k = Kernels::for_isa($isa)
                 .unwrap_or_else(|| panic!("{:?} was found when this test was built, but this CPU lacks it", $isa));
             matches_scalar(&k);
+            large_products_match(&k);
             stays_within_slices(&k);
             gf2_matches_row_sums(&k);
         }
@@ -308,9 +328,31 @@ fn a_multi_row_sum_over_rows_of_other_lengths_is_refused() {
 #[test]
 #[should_panic(expected = "the map matrix has the wrong size")]
 fn a_product_with_a_map_matrix_of_the_wrong_size_is_refused() {
-    let k = Kernels::scalar();
-    let m = Field::GF256.element_map(3);
-    (k.map_matmul)(&[m, m, m], &[&[1], &[2]], &mut [&mut [0]], true);
+    let maps = MapMatrix { table: &TABLES[7].element, indices: &[3; 3] };
+    (Kernels::scalar().map_matmul)(maps, &[&[1], &[2]], &mut [&mut [0]], true);
+}
+
+/// Every product reads a coefficient's bits above q as zero, as `mul` does.
+#[test]
+fn products_ignore_coefficient_bits_above_q() {
+    for field in (1..=7).map(|q| Field::new(q).unwrap()) {
+        let (n, len) = (5, 8 * field.symbol_granularity());
+        let xs: Vec<Vec<u8>> = (0..n).map(|r| bytes(len, r as u64)).collect();
+        let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
+        let a = bytes(2 * n, 9);
+        let masked: Vec<u8> = a.iter().map(|&c| c & field.max_element()).collect();
+        let product = |a: &[u8], symbols: bool| {
+            let mut ys = vec![vec![0u8; len]; 2];
+            let mut refs: Vec<&mut [u8]> = ys.iter_mut().map(|v| v.as_mut_slice()).collect();
+            match symbols {
+                true => field.symbol_matmul(a, &xr, &mut refs),
+                false => field.matmul(a, &xr, &mut refs),
+            }
+            ys
+        };
+        assert_eq!(product(&a, true), product(&masked, true), "{field:?} symbols");
+        assert_eq!(product(&a, false), product(&masked, false), "{field:?} elements");
+    }
 }
 
 #[test]

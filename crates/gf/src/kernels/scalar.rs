@@ -50,7 +50,7 @@ fn map_xor_multi(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
     }
 }
 
-fn map_matmul(ms: &[&ByteMap], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
+fn map_matmul(ms: super::MapMatrix<'_>, xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
     super::check_matmul(ms.len(), xs, ys);
     super::matmul_by_rows(map_xor_multi, ms, xs, ys, accumulate)
 }

@@ -16,6 +16,7 @@
 //! [`tier!`] compiles them into functions with the tier's target features,
 //! into which everything here is inlined.
 
+use super::MapMatrix;
 use crate::tables::ByteMap;
 
 /// Vectors per pass of the multi-row sum and the fan-out: as many as leave
@@ -232,24 +233,92 @@ unsafe fn map_pass<S: Simd, const N: usize>(m: S::M, y: &mut [u8], at: [At<S::Ta
     }
 }
 
+/// Where a kernel finds its maps: listed, or as offsets into a table.
+pub(crate) trait Maps<'a>: Copy {
+    /// Map `i`.
+    ///
+    /// # Safety
+    /// There are more than `i` maps.
+    unsafe fn map(self, i: usize) -> &'a ByteMap;
+    /// The maps from `start` on.
+    fn from(self, start: usize) -> Self;
+}
+
+/// A [`MapMatrix`] with its indices turned into byte offsets into the
+/// table, once per product, which its inner loop adds to the table's
+/// address as they are. An index would cost a shift there as well, to scale
+/// it by the 64 bytes of a map, which no addressing mode does: on SSSE3,
+/// which has no operations to spare, products at g = 16 then ran at 0.94x
+/// of products over gathered pointers to the maps, and with offsets at
+/// 1.06x; gathering the pointers cost about a cycle a map.
+#[derive(Clone, Copy)]
+struct Offsets<'a> {
+    table: &'a [ByteMap; 256],
+    offsets: &'a [u16],
+}
+
+/// The most maps whose offsets a product keeps on its stack (8 KiB); the
+/// offsets of more go to the heap.
+const STACK_OFFSETS: usize = 4096;
+
+impl<'a> Offsets<'a> {
+    /// The offsets of `ms`, written into `buf`, which holds at least as many.
+    #[inline(always)]
+    fn of(ms: MapMatrix<'a>, buf: &'a mut [std::mem::MaybeUninit<u16>]) -> Offsets<'a> {
+        const BYTES: u16 = std::mem::size_of::<ByteMap>() as u16;
+        const _: () = assert!(255 * (BYTES as usize) <= u16::MAX as usize);
+        let buf = &mut buf[..ms.len()];
+        for (o, &c) in buf.iter_mut().zip(ms.indices) {
+            o.write(u16::from(c) * BYTES);
+        }
+        // SAFETY: every entry of `buf` was just written.
+        let offsets = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u16>(), buf.len()) };
+        Offsets { table: ms.table, offsets }
+    }
+}
+
+impl<'a> Maps<'a> for Offsets<'a> {
+    #[inline(always)]
+    unsafe fn map(self, i: usize) -> &'a ByteMap {
+        // SAFETY: as the caller promises; every offset is that of an entry of the table.
+        unsafe { &*self.table.as_ptr().byte_add(usize::from(*self.offsets.get_unchecked(i))) }
+    }
+    #[inline(always)]
+    fn from(self, start: usize) -> Self {
+        Offsets { table: self.table, offsets: &self.offsets[start..] }
+    }
+}
+
+impl<'a, 'b: 'a> Maps<'a> for &'a [&'b ByteMap] {
+    #[inline(always)]
+    unsafe fn map(self, i: usize) -> &'a ByteMap {
+        // SAFETY: as the caller promises.
+        unsafe { self.get_unchecked(i) }
+    }
+    #[inline(always)]
+    fn from(self, start: usize) -> Self {
+        &self[start..]
+    }
+}
+
 /// `y ^= sum M_i x_i`, a pass of the output at a time in registers.
 ///
 /// # Safety
-/// The CPU has `S`'s features; there are as many rows as maps, each as
-/// long as `y`.
+/// The CPU has `S`'s features; there are a map for every row, and every
+/// row is as long as `y`.
 #[inline(always)]
-pub(crate) unsafe fn map_xor_multi<S: Simd>(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8]) {
+pub(crate) unsafe fn map_xor_multi<'a, S: Simd>(ms: impl Maps<'a>, xs: &[&[u8]], y: &mut [u8]) {
     // SAFETY: every pass stays within the rows, which have one length.
     unsafe { in_passes!(S, y.len(), multi_pass(ms, xs, y)) }
 }
 
 #[inline(always)]
-unsafe fn multi_pass<S: Simd, const N: usize>(ms: &[&ByteMap], xs: &[&[u8]], y: &mut [u8], at: [At<S::Tail>; N]) {
+unsafe fn multi_pass<'a, S: Simd, const N: usize>(ms: impl Maps<'a>, xs: &[&[u8]], y: &mut [u8], at: [At<S::Tail>; N]) {
     // SAFETY: as the caller promises.
     unsafe {
         let mut acc = [S::zero(); N];
-        for (m, x) in ms.iter().zip(xs) {
-            let xp = x.as_ptr();
+        for (j, x) in xs.iter().enumerate() {
+            let (m, xp) = (ms.map(j), x.as_ptr());
             // GF(2) rows are all identities. The branch is predictable in every field.
             if m.is_identity() {
                 for (v, a) in acc.iter_mut().enumerate() {
@@ -317,7 +386,7 @@ const SPLIT_INPUTS: usize = 32;
 /// every row has one length.
 #[inline(always)]
 pub(crate) unsafe fn map_matmul<S: Simd, const K: usize, const V: usize, const SPLIT_ONCE: bool>(
-    ms: &[&ByteMap],
+    ms: MapMatrix<'_>,
     xs: &[&[u8]],
     ys: &mut [&mut [u8]],
     accumulate: bool,
@@ -325,6 +394,16 @@ pub(crate) unsafe fn map_matmul<S: Simd, const K: usize, const V: usize, const S
     let n = xs.len();
     let grouped = ys.len() / K * K;
     let (groups, rest) = ys.split_at_mut(grouped);
+    let mut stack = [std::mem::MaybeUninit::uninit(); STACK_OFFSETS];
+    let mut heap = Vec::new();
+    let buf = match ms.len() {
+        len if len <= STACK_OFFSETS => &mut stack[..],
+        len => {
+            heap.resize(len, std::mem::MaybeUninit::uninit());
+            &mut heap[..]
+        }
+    };
+    let ms = Offsets::of(ms, buf);
     if let Some(len) = groups.first().map(|y| y.len()) {
         let mut off = 0;
         // SAFETY: every block stays within the rows, which have one length.
@@ -346,16 +425,15 @@ pub(crate) unsafe fn map_matmul<S: Simd, const K: usize, const V: usize, const S
         if !accumulate {
             y.fill(0);
         }
-        let row = &ms[(grouped + k) * n..(grouped + k + 1) * n];
         // SAFETY: as the caller promises.
-        unsafe { map_xor_multi::<S>(row, xs, y) }
+        unsafe { map_xor_multi::<S>(ms.from((grouped + k) * n), xs, y) }
     }
 }
 
 /// Every group of `K` outputs at the `V` vectors at `at`.
 #[inline(always)]
-unsafe fn matmul_at<S: Simd, const K: usize, const V: usize, const SPLIT_ONCE: bool>(
-    ms: &[&ByteMap],
+unsafe fn matmul_at<'a, S: Simd, const K: usize, const V: usize, const SPLIT_ONCE: bool>(
+    ms: impl Maps<'a>,
     xs: &[&[u8]],
     groups: &mut [&mut [u8]],
     at: [At<S::Tail>; V],
@@ -367,7 +445,7 @@ unsafe fn matmul_at<S: Simd, const K: usize, const V: usize, const SPLIT_ONCE: b
         if !SPLIT_ONCE {
             for (first, group) in (0..).step_by(K).zip(groups.chunks_exact_mut(K)) {
                 let inputs = Loaded::<S, V> { xs, at };
-                matmul_block::<S, K, V>(&ms[first * n..], n, &inputs, group, at, accumulate);
+                matmul_block::<S, K, V>(ms.from(first * n), n, &inputs, group, at, accumulate);
             }
             return;
         }
@@ -380,7 +458,7 @@ unsafe fn matmul_at<S: Simd, const K: usize, const V: usize, const SPLIT_ONCE: b
             }
             let inputs = Split::<S, V>(&split[..chunk.len()]);
             for (first, group) in (0..).step_by(K).zip(groups.chunks_exact_mut(K)) {
-                let maps = &ms[first * n + c * SPLIT_INPUTS..];
+                let maps = ms.from(first * n + c * SPLIT_INPUTS);
                 matmul_block::<S, K, V>(maps, n, &inputs, group, at, accumulate || c > 0);
             }
         }
@@ -438,8 +516,8 @@ impl<S: Simd, const V: usize> Inputs<S, V> for Split<'_, S, V> {
 /// `K` outputs of `group` at `at`, from the inputs' terms whose maps are in
 /// `ms` at `k * n + j` for output `k` and input `j`.
 #[inline(always)]
-unsafe fn matmul_block<S: Simd, const K: usize, const V: usize>(
-    ms: &[&ByteMap],
+unsafe fn matmul_block<'a, S: Simd, const K: usize, const V: usize>(
+    ms: impl Maps<'a>,
     n: usize,
     inputs: &impl Inputs<S, V>,
     group: &mut [&mut [u8]],
@@ -449,10 +527,12 @@ unsafe fn matmul_block<S: Simd, const K: usize, const V: usize>(
     // SAFETY: as the caller promises.
     unsafe {
         let mut acc = [[S::zero(); V]; K];
+        // A row of maps each: one index steps along them all.
+        let rows: [_; K] = std::array::from_fn(|k| ms.from(k * n));
         for j in 0..inputs.len() {
             let xv = inputs.get(j);
-            for (k, acc_k) in acc.iter_mut().enumerate() {
-                let m = S::prepare(ms.get_unchecked(k * n + j));
+            for (acc_k, row) in acc.iter_mut().zip(&rows) {
+                let m = S::prepare(row.map(j));
                 for (a, &xv) in acc_k.iter_mut().zip(&xv) {
                     *a = S::xor(*a, S::mul(m, xv));
                 }
@@ -629,7 +709,7 @@ macro_rules! tier {
         }
 
         #[target_feature(enable = $features)]
-        unsafe fn map_matmul(ms: &[&ByteMap], xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
+        unsafe fn map_matmul(ms: $crate::kernels::MapMatrix<'_>, xs: &[&[u8]], ys: &mut [&mut [u8]], accumulate: bool) {
             // SAFETY: as for `xor`.
             unsafe { simd::map_matmul::<$S, $K, $V, $once>(ms, xs, ys, accumulate) }
         }
