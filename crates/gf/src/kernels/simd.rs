@@ -304,7 +304,7 @@ impl<'a, 'b: 'a> Maps<'a> for &'a [&'b ByteMap] {
 /// `y ^= sum M_i x_i`, a pass of the output at a time in registers.
 ///
 /// # Safety
-/// The CPU has `S`'s features; there are a map for every row, and every
+/// The CPU has `S`'s features; there is a map for every row, and every
 /// row is as long as `y`.
 #[inline(always)]
 pub(crate) unsafe fn map_xor_multi<'a, S: Simd>(ms: impl Maps<'a>, xs: &[&[u8]], y: &mut [u8]) {
@@ -527,7 +527,7 @@ unsafe fn matmul_block<'a, S: Simd, const K: usize, const V: usize>(
     // SAFETY: as the caller promises.
     unsafe {
         let mut acc = [[S::zero(); V]; K];
-        // A row of maps each: one index steps along them all.
+        // Each output's row of maps: one index steps along them all.
         let rows: [_; K] = std::array::from_fn(|k| ms.from(k * n));
         for j in 0..inputs.len() {
             let xv = inputs.get(j);
