@@ -22,6 +22,7 @@ test: lint
 	cargo test --workspace --exclude ncmesh-py
 	$(BIN)/python -m pytest -q -W error tests
 	PYTHON=$(PYTHON) bash .ci/test-wheel
+	bash .ci/test-neon
 	$(MAKE) docs
 
 # The gates every change passes: formatting, lints, types, API docs.
@@ -55,18 +56,9 @@ bench-codec: $(STAMP)
 	$(BIN)/python -m ncmesh.bench_codec
 
 # The NEON tier against the scalar reference, and the codecs on it, on
-# AArch64 under qemu-user with Debian's cross toolchain. The wire-format
-# tests, which hold nothing tier-specific, take minutes under emulation and
-# are left to the native run.
-AARCH64 := aarch64-unknown-linux-gnu
-NEON_ENV := CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
-	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
+# AArch64 under qemu-user with Debian's cross toolchain (part of `make test`).
 test-neon:
-	@command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null \
-		|| (apt-get update -qq && apt-get install -y -qq qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross) >/dev/null
-	rustup target list --installed | grep -qx $(AARCH64) || rustup target add $(AARCH64)
-	$(NEON_ENV) cargo test --target $(AARCH64) -p ncmesh-gf
-	$(NEON_ENV) cargo test --target $(AARCH64) -p ncmesh-codec --lib --test rlnc --test lt --test sliding
+	bash .ci/test-neon
 
 # ns-3 from PyPI (its wheel builds cppyy: a C++ compiler and about 6 minutes).
 bench-sim: $(STAMP)
