@@ -27,7 +27,6 @@ use std::time::{Duration, Instant};
 
 // Beside the benchmark rather than in `benches/`, where Cargo would make
 // it a benchmark of its own.
-#[cfg(target_arch = "x86_64")]
 #[path = "codec/issue.rs"]
 mod issue;
 
@@ -185,9 +184,7 @@ fn encoder(f: Field, g: usize) -> Encoder {
 fn rlnc_encode(b: &mut Bench, g: usize, fields: &[Field]) {
     let encoders: Vec<(Field, Encoder)> = fields.iter().map(|&f| (f, encoder(f, g))).collect();
     let wide = fields.contains(&Field::GF256);
-    #[cfg(target_arch = "x86_64")]
     let isal = isal::Isal::load(b.isa).filter(|_| wide);
-    #[cfg(target_arch = "x86_64")]
     let mut isal_state = isal.map(|isal| IsalEncoding::new(isal, g));
     let rlnc_data = random(g * SYMBOL - 1, g as u64);
     let rlnc_encoder = rlnc::full::Encoder::new(rlnc_data, g).unwrap();
@@ -213,7 +210,6 @@ fn rlnc_encode(b: &mut Bench, g: usize, fields: &[Field]) {
         }));
     }
     if wide {
-        #[cfg(target_arch = "x86_64")]
         if let Some(state) = isal_state.as_mut() {
             let name = format!("isa-l ({})", state.isal.tier);
             cases.push(Case::new(&name, "encode", "gf256", g, g * SYMBOL, move || state.encode_drawn()));
@@ -240,11 +236,11 @@ fn rlnc_encode(b: &mut Bench, g: usize, fields: &[Field]) {
     // The same coefficients every time: the product alone, as ISA-L's with its tables kept.
     let (fixed, mut p) = (fixed_coefficients(g), vec![0; g * SYMBOL]);
     let encoder = &encoders.iter().find(|(f, _)| *f == Field::GF256).unwrap().1;
-    let mut cases = vec![Case::new("ncmesh", "encode_fixed", "gf256", g, g * SYMBOL, || {
+    let mut cases = Vec::new();
+    cases.push(Case::new("ncmesh", "encode_fixed", "gf256", g, g * SYMBOL, || {
         encoder.encode_batch(&fixed, &mut p).unwrap();
         black_box(&p);
-    })];
-    #[cfg(target_arch = "x86_64")]
+    }));
     if let Some(state) = isal_state.as_mut() {
         let name = format!("isa-l ({})", state.isal.tier);
         cases.push(Case::new(&name, "encode_fixed", "gf256", g, g * SYMBOL, move || state.encode_fixed()));
@@ -254,7 +250,6 @@ fn rlnc_encode(b: &mut Bench, g: usize, fields: &[Field]) {
 
 /// ISA-L encoding a generation: its tables and buffers, checked against
 /// ncmesh's encoding (both use GF(2^8) over 0x11D).
-#[cfg(target_arch = "x86_64")]
 struct IsalEncoding {
     isal: isal::Isal,
     g: usize,
@@ -266,7 +261,6 @@ struct IsalEncoding {
     seed: u64,
 }
 
-#[cfg(target_arch = "x86_64")]
 impl IsalEncoding {
     fn new(isal: isal::Isal, g: usize) -> IsalEncoding {
         let data = random(g * SYMBOL, g as u64);
@@ -499,7 +493,6 @@ fn simdx_tier(name: &str) -> Option<Isa> {
 
 /// ISA-L's erasure-code library, loaded at run time (Debian's `libisal2`):
 /// its per-tier entry points let it be forced to a tier as ncmesh is.
-#[cfg(target_arch = "x86_64")]
 mod isal {
     use super::Isa;
     use std::ffi::{c_char, c_int, c_void};
@@ -516,25 +509,42 @@ mod isal {
     /// ISA-L's functions for one tier.
     #[derive(Clone, Copy)]
     pub struct Isal {
-        /// Its name for the tier: `sse`, `avx2` or `avx512`.
+        /// Its name for the tier: `sse`, `avx2`, `avx512` or `neon`.
         pub tier: &'static str,
         init_tables: InitTables,
         encode: Encode,
         mad: Mad,
     }
 
+    /// ISA-L's name for the best code it has at or below `isa`. Debian's
+    /// 2.30 has no GFNI code, so the GFNI tiers get AVX2 or AVX-512.
+    #[cfg(target_arch = "x86_64")]
+    fn tier(isa: Isa) -> Option<&'static str> {
+        use std::arch::is_x86_feature_detected as has;
+        let avx512 = has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx512dq");
+        match isa {
+            Isa::Ssse3 => Some("sse"),
+            Isa::Avx2 | Isa::Gfni256 => Some("avx2"),
+            Isa::Avx512 | Isa::Gfni512 if avx512 => Some("avx512"),
+            _ => None,
+        }
+    }
+
+    /// ISA-L's name for its NEON code; its SVE code has no tier of ncmesh's to match.
+    #[cfg(target_arch = "aarch64")]
+    fn tier(isa: Isa) -> Option<&'static str> {
+        (isa == Isa::Neon).then_some("neon")
+    }
+
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    fn tier(_: Isa) -> Option<&'static str> {
+        None
+    }
+
     impl Isal {
-        /// ISA-L's code for `isa`: the best it has at or below that tier.
-        /// Debian's 2.30 has no GFNI code, so the GFNI tiers get AVX2 or AVX-512.
+        /// ISA-L's code for `isa`, if it has code for that tier and is installed.
         pub fn load(isa: Isa) -> Option<Isal> {
-            use std::arch::is_x86_feature_detected as has;
-            let avx512 = has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx512dq");
-            let tier = match isa {
-                Isa::Ssse3 => "sse",
-                Isa::Avx2 | Isa::Gfni256 => "avx2",
-                Isa::Avx512 | Isa::Gfni512 if avx512 => "avx512",
-                _ => return None,
-            };
+            let tier = tier(isa)?;
             // SAFETY: a library name and a flag; a null handle is checked.
             let lib = unsafe { dlopen(c"libisal.so.2".as_ptr(), 2) };
             if lib.is_null() {
@@ -609,7 +619,6 @@ fn kernels_mad(b: &mut Bench) {
         Field::GF256.symbol_axpy(c, black_box(x), &mut y.0);
         black_box(&y.0);
     }));
-    #[cfg(target_arch = "x86_64")]
     if let Some(isal) = isal::Isal::load(b.isa) {
         let (mut table, mut y) = (Vec::new(), row(2));
         isal.tables(1, 1, &[c], &mut table);
@@ -647,12 +656,12 @@ fn kernel_ceilings(b: &mut Bench) {
     let xr: Vec<&[u8]> = xs.iter().map(Vec::as_slice).collect();
     let mut ys = vec![vec![0u8; len]; outputs];
     let a: Vec<u8> = random(outputs * inputs, 5).iter().map(|&c| (c & 0xf0) | 1).collect();
-    let mut cases = vec![Case::new("ncmesh", "product_l1", "gf256", inputs, outputs * inputs * len, || {
+    let mut cases = Vec::new();
+    cases.push(Case::new("ncmesh", "product_l1", "gf256", inputs, outputs * inputs * len, || {
         let mut outs: Vec<&mut [u8]> = ys.iter_mut().map(Vec::as_mut_slice).collect();
         Field::GF256.symbol_matmul(&a, &xr, &mut outs);
         black_box(&ys);
-    })];
-    #[cfg(target_arch = "x86_64")]
+    }));
     if let Some(probe) = issue::probe(b.isa) {
         let bytes = probe.outputs * probe.width * issue::ITERATIONS as usize;
         let case = Case::new("ncmesh", "issue_ceiling", "gf256", 1, bytes, move || {
@@ -971,14 +980,6 @@ fn every_tier(args: &[String]) {
     write_atomically(&bench_dir().join("codec-rust.json"), &json!({"cpu": cpu(), "rows": rows}));
 }
 
-/// The clock, measured where the benchmark knows how.
-fn measured_mhz() -> Option<f64> {
-    #[cfg(target_arch = "x86_64")]
-    return Some(issue::clock_mhz());
-    #[cfg(not(target_arch = "x86_64"))]
-    None
-}
-
 /// The CPU's model and flags, from `/proc/cpuinfo` where there is one.
 fn cpu() -> Value {
     let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
@@ -993,7 +994,7 @@ fn cpu() -> Value {
         "model": field("model name").unwrap_or_else(|| std::env::consts::ARCH.to_string()),
         "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
         "flags": flags.split_whitespace().collect::<Vec<_>>(),
-        "measured_mhz": measured_mhz(),
+        "measured_mhz": issue::clock_mhz(),
         "tiers": Kernels::available().iter().map(|k| k.isa.name()).collect::<Vec<_>>(),
     })
 }
