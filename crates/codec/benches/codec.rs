@@ -236,11 +236,10 @@ fn rlnc_encode(b: &mut Bench, g: usize, fields: &[Field]) {
     // The same coefficients every time: the product alone, as ISA-L's with its tables kept.
     let (fixed, mut p) = (fixed_coefficients(g), vec![0; g * SYMBOL]);
     let encoder = &encoders.iter().find(|(f, _)| *f == Field::GF256).unwrap().1;
-    let mut cases = Vec::new();
-    cases.push(Case::new("ncmesh", "encode_fixed", "gf256", g, g * SYMBOL, || {
+    let mut cases = vec![Case::new("ncmesh", "encode_fixed", "gf256", g, g * SYMBOL, || {
         encoder.encode_batch(&fixed, &mut p).unwrap();
         black_box(&p);
-    }));
+    })];
     if let Some(state) = isal_state.as_mut() {
         let name = format!("isa-l ({})", state.isal.tier);
         cases.push(Case::new(&name, "encode_fixed", "gf256", g, g * SYMBOL, move || state.encode_fixed()));
@@ -656,12 +655,11 @@ fn kernel_ceilings(b: &mut Bench) {
     let xr: Vec<&[u8]> = xs.iter().map(Vec::as_slice).collect();
     let mut ys = vec![vec![0u8; len]; outputs];
     let a: Vec<u8> = random(outputs * inputs, 5).iter().map(|&c| (c & 0xf0) | 1).collect();
-    let mut cases = Vec::new();
-    cases.push(Case::new("ncmesh", "product_l1", "gf256", inputs, outputs * inputs * len, || {
+    let mut cases = vec![Case::new("ncmesh", "product_l1", "gf256", inputs, outputs * inputs * len, || {
         let mut outs: Vec<&mut [u8]> = ys.iter_mut().map(Vec::as_mut_slice).collect();
         Field::GF256.symbol_matmul(&a, &xr, &mut outs);
         black_box(&ys);
-    }));
+    })];
     if let Some(probe) = issue::probe(b.isa) {
         let bytes = probe.outputs * probe.width * issue::ITERATIONS as usize;
         let case = Case::new("ncmesh", "issue_ceiling", "gf256", 1, bytes, move || {
