@@ -31,8 +31,8 @@ lint: $(STAMP)
 	cd fuzz && cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -q -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace -q
-	$(BIN)/ruff format --check -q python tests
-	$(BIN)/ruff check -q python tests
+	$(BIN)/ruff format --check -q python tests tools
+	$(BIN)/ruff check -q python tests tools
 	$(BIN)/mypy
 	$(BIN)/python -m mypy.stubtest ncmesh._native --mypy-config-file pyproject.toml
 
