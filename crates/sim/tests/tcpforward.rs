@@ -69,3 +69,16 @@ fn bad_parameters_are_refused_by_key_and_line() {
     let (key, _, message) = refused(&udp);
     assert!(key.starts_with("flows[0]") && message.contains("TCP flows only"), "{key}: {message}");
 }
+
+#[test]
+fn vegas_times_the_path_in_either_rtt_mode() {
+    // Two 100 ms hops: the round trip is at least 200 ms, and with queues of
+    // 100 packets of 1 Mbit/s at most 0.2 + 2 x 0.8 s, whichever symbol or
+    // segment the echo comes from. An echo in a clock other than TCP's own
+    // timestamp clock would be off by that clock's start, hundreds of seconds.
+    for rtt in ["\"symbol\"", "\"segment\""] {
+        let r = run_named("tcpforward-tandem", &[("duration", "60"), ("coding.tcpforward.rtt", rtt)]);
+        let srtt = r.flows[0].rtt_mean_s;
+        assert!((0.2..1.8).contains(&srtt), "rtt = {rtt}: mean smoothed RTT {srtt} s");
+    }
+}

@@ -22,7 +22,7 @@ const MAX_SPAN: u64 = 1 << 16;
 /// A segment decoded and not yet forgotten.
 #[derive(Debug)]
 struct Known {
-    /// What goes up to TCP; `None` if its bytes did not hold a segment.
+    /// What goes up to TCP, until it has.
     segment: Option<Segment>,
     /// Its coded form, to XOR out of the windows that include it.
     bytes: Vec<u8>,
@@ -218,6 +218,14 @@ impl ForwardSink {
 
     /// Takes what window `key` decoded since last asked; returns the
     /// segments that are new to the sink, each acknowledged.
+    ///
+    /// A decoded segment that fails its TCP checksum means a corrupted
+    /// symbol reached the window's decoder (the format carries no checksum
+    /// of its own), and every segment solved through it may be wrong: the
+    /// window's decoder is dropped, the segment is neither kept nor
+    /// acknowledged, and the window decodes again from later symbols, with
+    /// the segments that passed their checksums. Kept, it would be
+    /// acknowledged and never delivered, and TCP would wait for it forever.
     fn take_decoded(&mut self, now: Instant, key: (u64, u16)) -> Vec<u64> {
         let mut learnt = Vec::new();
         let Some(w) = self.windows.get_mut(&key) else { return learnt };
@@ -234,7 +242,11 @@ impl ForwardSink {
                 true => tcp::wire::decode_segment(&bytes, self.flow.src, self.flow.dst).ok(),
                 false => w.members.as_ref().and_then(|m| m.get(i as usize).cloned()),
             };
-            self.malformed += u64::from(segment.is_none());
+            if segment.is_none() {
+                self.malformed += 1;
+                self.windows.remove(&key);
+                break;
+            }
             let slot = (index - self.known_base) as usize;
             if self.known.len() <= slot {
                 self.known.resize_with(slot + 1, || None);

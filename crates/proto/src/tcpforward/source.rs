@@ -66,6 +66,12 @@ pub struct ForwardSource {
     params: TcpForwardParams,
     mss: u32,
     timestamps: bool,
+    /// TCP's timestamp clock less this layer's clock, both in microseconds:
+    /// a symbol carries TCP's time, so that the echo the sink returns with
+    /// the `symbol` round trip is one TCP can subtract from its own clock.
+    /// Each end's clock starts at an offset of its own (RFC 7323 section
+    /// 5.4), learnt here from the TSval of what TCP sends.
+    ts_offset: u32,
     window_scale: u8,
     real_payloads: bool,
     symbol_bytes: usize,
@@ -124,6 +130,7 @@ impl ForwardSource {
             params: params.clone(),
             mss: tcp.mss,
             timestamps: tcp.timestamps,
+            ts_offset: 0,
             window_scale: tcp.window_scale(),
             real_payloads,
             symbol_bytes: tcp::wire::coded_symbol_bytes(tcp),
@@ -352,7 +359,7 @@ impl ForwardSource {
             // A window may start on a segment decoded since it was formed;
             // the sink may forget below whichever comes first.
             acked_below: self.first_unacked().min(start),
-            timestamp: tcp::micros(now),
+            timestamp: tcp::micros(now).wrapping_add(self.ts_offset),
         };
         let coded = Coded { header, symbol };
         let r = self.round.as_mut().expect("a round is open");
@@ -488,6 +495,9 @@ impl EndLayer for ForwardSource {
         let Payload::Tcp(segment) = &packet.payload else {
             return self.to_network.push_back(packet);
         };
+        if let Some(ts) = segment.timestamp {
+            self.ts_offset = ts.value.wrapping_sub(tcp::micros(now));
+        }
         if segment.is_empty() {
             return self.to_network.push_back(packet);
         }

@@ -2,13 +2,18 @@
 //! one IP protocol number with a type byte. Seed 004 gives no format; this
 //! one carries what each side needs to rebuild the other's view.
 //!
-//! Common to both (6 bytes): version (1), type (1: coded, 2: ack), source
+//! Common to both (8 bytes): version (1), type (1: coded, 2: ack), source
 //! port (2), destination port (2), the ports of the TCP flow in its data
-//! direction for a coded symbol and in its ACK direction for an ack.
+//! direction for a coded symbol and in its ACK direction for an ack, and a
+//! checksum (2): the Internet checksum of the whole message, symbol
+//! included, with these two bytes zero. Seed 004 ran over UDP, whose
+//! checksum this stands in for: without it, a symbol damaged past the link
+//! layer would poison its window's decoder, and a damaged ack would
+//! acknowledge segments that were never decoded.
 //!
-//! Coded symbol (34 bytes, then the symbol): flags (1; bit 0: sent by a
-//! retransmission round; bits 1-7 zero), reserved (1, zero), window length
-//! `k` (2, 1..=[`MAX_WINDOW`]), encoding symbol id (4), window start (8:
+//! Coded symbol (34 bytes, then the symbol): window length and flags (2;
+//! bit 15: sent by a retransmission round; bits 11-14 zero; bits 0-10 the
+//! window length `k`, 1..=[`MAX_WINDOW`]), encoding symbol id (4), window start (8:
 //! the stream index of the window's first segment), acknowledged below (8:
 //! every segment below it is acknowledged to the sender; at most the
 //! window start), timestamp (4: the sender's clock in microseconds, as
@@ -16,7 +21,7 @@
 //! code_seed(start, k))` lists for the ESI, each coded as its length (2),
 //! its TCP header and data, then zeros up to the symbol size.
 //!
-//! Ack (40 bytes): reserved (2, zero), decoded (8: the segment whose
+//! Ack (40 bytes): decoded (8: the segment whose
 //! decoding sent it), next (8: every segment below is decoded), mask (8:
 //! bit `i` set when segment `next + 1 + i` is decoded), window (4: the
 //! receiver's window in bytes), echo (4: the timestamp of the symbol whose
@@ -29,7 +34,7 @@
 use crate::message_boilerplate;
 use crate::packet::{Kind, Message};
 use crate::tcp::{self, Segment};
-use crate::wire::{need, u32_at, u64_at, WireError};
+use crate::wire::{checksum, need, u32_at, u64_at, WireError};
 use ncmesh_codec::prng::SplitMix64;
 
 /// The IP protocol number: one of those IANA leaves unassigned (143-252),
@@ -42,8 +47,12 @@ pub const KIND: Kind = Kind::Ip(PROTOCOL);
 const VERSION: u8 = 1;
 const CODED: u8 = 1;
 const ACK: u8 = 2;
-/// Flag bit 0 of a coded symbol.
-const RETRANSMISSION: u8 = 1;
+/// The bit of a coded symbol's window length field that flags a retransmission.
+const RETRANSMISSION: u16 = 1 << 15;
+/// The bits of that field that hold the window length.
+const WINDOW_LEN: u16 = 0x07FF;
+/// Where the checksum is, in both messages.
+const CHECKSUM: std::ops::Range<usize> = 6..8;
 
 /// Bytes of a coded symbol's header.
 pub const CODED_HEADER_LEN: usize = 34;
@@ -154,12 +163,26 @@ impl<T: AsRef<[u8]>> Packet<T> {
     pub fn dst_port(&self) -> u16 {
         self.u16(4)
     }
+    pub fn checksum(&self) -> u16 {
+        self.u16(CHECKSUM.start)
+    }
+    /// The message's bytes: an ack's first [`ACK_LEN`], or the whole symbol.
+    fn message(&self) -> &[u8] {
+        match self.kind {
+            Type::Coded => self.bytes(),
+            Type::Ack => &self.bytes()[..ACK_LEN],
+        }
+    }
+    /// Whether the checksum matches the message's bytes.
+    pub fn verify_checksum(&self) -> bool {
+        checksum::finish(checksum::sum(self.message())) == 0
+    }
     // Coded symbols.
-    pub fn flags(&self) -> u8 {
-        self.bytes()[6]
+    pub fn retransmission(&self) -> bool {
+        self.u16(8) & RETRANSMISSION != 0
     }
     pub fn window_len(&self) -> u16 {
-        self.u16(8)
+        self.u16(8) & WINDOW_LEN
     }
     pub fn esi(&self) -> u32 {
         self.u32(10)
@@ -220,21 +243,20 @@ impl<'a> Repr<'a> {
     /// Checks every value.
     pub fn parse(packet: &Packet<&'a [u8]>) -> Result<Repr<'a>, WireError> {
         let bytes: &'a [u8] = packet.buffer;
-        let zero = |offset: usize, field: &'static str, mask: u8| {
-            if bytes[offset] & mask != 0 {
-                return Err(WireError::Invalid {
-                    field,
-                    offset,
-                    expected: "reserved bits zero",
-                    found: bytes[offset] as u64,
-                });
-            }
-            Ok(())
-        };
+        if !packet.verify_checksum() {
+            return Err(WireError::Checksum { what: "TCP-Forward message" });
+        }
         match packet.kind() {
             Type::Coded => {
-                zero(6, "flags", !RETRANSMISSION)?;
-                zero(7, "reserved", 0xFF)?;
+                let field = packet.u16(8);
+                if field & !(RETRANSMISSION | WINDOW_LEN) != 0 {
+                    return Err(WireError::Invalid {
+                        field: "window length and flags",
+                        offset: 8,
+                        expected: "bits 11-14 zero",
+                        found: field as u64,
+                    });
+                }
                 let k = packet.window_len();
                 if k == 0 || k as usize > MAX_WINDOW {
                     return Err(WireError::Invalid {
@@ -265,7 +287,7 @@ impl<'a> Repr<'a> {
                     header: Header {
                         src_port: packet.src_port(),
                         dst_port: packet.dst_port(),
-                        retransmission: packet.flags() & RETRANSMISSION != 0,
+                        retransmission: packet.retransmission(),
                         k,
                         esi: packet.esi(),
                         start,
@@ -275,19 +297,15 @@ impl<'a> Repr<'a> {
                     payload: &bytes[CODED_HEADER_LEN..],
                 })
             }
-            Type::Ack => {
-                zero(6, "reserved", 0xFF)?;
-                zero(7, "reserved", 0xFF)?;
-                Ok(Repr::Ack(Ack {
-                    src_port: packet.src_port(),
-                    dst_port: packet.dst_port(),
-                    decoded: packet.decoded(),
-                    next: packet.next(),
-                    mask: packet.mask(),
-                    window: packet.window(),
-                    echo: packet.echo(),
-                }))
-            }
+            Type::Ack => Ok(Repr::Ack(Ack {
+                src_port: packet.src_port(),
+                dst_port: packet.dst_port(),
+                decoded: packet.decoded(),
+                next: packet.next(),
+                mask: packet.mask(),
+                window: packet.window(),
+                echo: packet.echo(),
+            })),
         }
     }
 
@@ -318,8 +336,8 @@ impl<'a> Repr<'a> {
                 buf[1] = CODED;
                 buf[2..4].copy_from_slice(&h.src_port.to_be_bytes());
                 buf[4..6].copy_from_slice(&h.dst_port.to_be_bytes());
-                buf[6] = if h.retransmission { RETRANSMISSION } else { 0 };
-                buf[8..10].copy_from_slice(&h.k.to_be_bytes());
+                let flags = if h.retransmission { RETRANSMISSION } else { 0 };
+                buf[8..10].copy_from_slice(&(h.k | flags).to_be_bytes());
                 buf[10..14].copy_from_slice(&h.esi.to_be_bytes());
                 buf[14..22].copy_from_slice(&h.start.to_be_bytes());
                 buf[22..30].copy_from_slice(&h.acked_below.to_be_bytes());
@@ -337,6 +355,8 @@ impl<'a> Repr<'a> {
                 buf[36..40].copy_from_slice(&a.echo.to_be_bytes());
             }
         }
+        let sum = checksum::finish(checksum::sum(buf));
+        buf[CHECKSUM].copy_from_slice(&sum.to_be_bytes());
         Ok(())
     }
 }
@@ -414,7 +434,9 @@ mod tests {
         let c = coded();
         let buf = bytes(&c);
         assert_eq!(buf.len(), CODED_HEADER_LEN + 33);
-        assert_eq!(&buf[..10], &[1, 1, 0x27, 0x11, 0x13, 0x89, 1, 0, 0, 16]);
+        assert_eq!(&buf[..6], &[1, 1, 0x27, 0x11, 0x13, 0x89]);
+        assert_eq!(&buf[8..10], &[0x80, 16], "the retransmission flag and k = 16");
+        assert_eq!(checksum::finish(checksum::sum(&buf)), 0, "the checksum covers the whole message");
         let back = parse(&buf).unwrap();
         let back = back.downcast_ref::<Coded>().unwrap();
         assert_eq!((back.header, back.symbol.bytes()), (c.header, c.symbol.bytes()));
@@ -428,12 +450,41 @@ mod tests {
         assert_eq!(covered, [60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 71, 73, 77]);
     }
 
+    /// Writes the checksum of `b` over what it was.
+    fn seal(b: &mut [u8]) {
+        b[CHECKSUM].fill(0);
+        let sum = checksum::finish(checksum::sum(b));
+        b[CHECKSUM].copy_from_slice(&sum.to_be_bytes());
+    }
+
+    #[test]
+    fn any_changed_byte_is_refused_by_the_checksum() {
+        let ack =
+            Ack { src_port: 5001, dst_port: 10_001, decoded: 77, next: 70, mask: 0b101, window: 100_000, echo: 9 };
+        for good in [bytes(&coded()), bytes(&ack)] {
+            for at in 0..good.len() {
+                for flip in [0x01, 0x80, 0xFF] {
+                    let mut b = good.clone();
+                    b[at] ^= flip;
+                    assert!(parse(&b).is_err(), "byte {at} ^ {flip:#x} was accepted");
+                }
+            }
+            let mut b = good.clone();
+            b[CHECKSUM.start] ^= 1;
+            assert_eq!(parse(&b).err(), Some(WireError::Checksum { what: "TCP-Forward message" }));
+        }
+    }
+
     #[test]
     fn malformed_bytes_are_refused_by_field() {
         let good = bytes(&coded());
+        // Each field's check, behind a checksum that matches.
         let refuse = |mutate: &dyn Fn(&mut Vec<u8>), field: &str| {
             let mut b = good.clone();
             mutate(&mut b);
+            if b.len() >= CHECKSUM.end {
+                seal(&mut b);
+            }
             match parse(&b) {
                 Err(WireError::Invalid { field: f, .. }) | Err(WireError::Truncated { field: f, .. }) => {
                     assert_eq!(f, field)
@@ -443,9 +494,9 @@ mod tests {
         };
         refuse(&|b| b[0] = 2, "version");
         refuse(&|b| b[1] = 3, "type");
-        refuse(&|b| b[6] = 2, "flags");
-        refuse(&|b| b[7] = 1, "reserved");
+        refuse(&|b| b[8] |= 0x40, "window length and flags");
         refuse(&|b| b[8..10].copy_from_slice(&0u16.to_be_bytes()), "window length");
+        refuse(&|b| b[8..10].copy_from_slice(&0x8000u16.to_be_bytes()), "window length");
         refuse(&|b| b[8..10].copy_from_slice(&1025u16.to_be_bytes()), "window length");
         refuse(&|b| b[14..22].copy_from_slice(&u64::MAX.to_be_bytes()), "window start");
         refuse(&|b| b[22..30].copy_from_slice(&u64::MAX.to_be_bytes()), "acknowledged below");
