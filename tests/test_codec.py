@@ -145,6 +145,73 @@ def test_bad_input_raises_codec_error_naming_what_was_expected():
     assert issubclass(CodecError, ValueError)
 
 
+def test_sizes_past_memory_raise_instead_of_aborting():
+    # 2**62 bytes and more: no machine has the address space to give, so
+    # the allocation fails wherever this runs.
+    with pytest.raises(MemoryError, match="symbols = 4 of symbol_bytes = 1152921504606846976"):
+        Encoder(4, 2**60)
+    with pytest.raises(MemoryError, match="symbols = 4 of symbol_bytes = 1152921504606846976"):
+        Decoder(4, 2**60, q=1)
+    with pytest.raises(MemoryError, match="k = 4 symbols of symbol_bytes = 1152921504606846976"):
+        codec.LtEncoder(4, 2**60, seed=1)
+    with pytest.raises(MemoryError, match="coefficient vector of symbols = 4611686018427387904"):
+        codec.coefficients(1, 2**62)
+    dec = Decoder(4, 8)
+    dec.consume(b"\x01\x00\x00\x00", bytes(8))
+    with pytest.raises(MemoryError, match="count = 1152921504606846976 combinations"):
+        dec.recode(1, count=2**60)
+    # Sizes whose product overflows are refused before anything is allocated.
+    with pytest.raises(CodecError, match="symbols = 4 of symbol_bytes = 4611686018427387904 overflow"):
+        Encoder(4, 2**62)
+    with pytest.raises(CodecError, match="more than a bytes object can hold"):
+        codec.coefficients(1, 2**63)
+    with pytest.raises(CodecError, match="count = 4611686018427387904 combinations of symbols = 4"):
+        dec.recode(1, count=2**62)
+    # The decoder is as it was, and recodes.
+    assert dec.rank == 1
+    c, p = dec.recode(1, count=3)
+    assert len(c) == 12 and len(p) == 24
+
+
+def test_a_negative_field_degree_is_refused_as_other_bad_degrees_are():
+    for make in (
+        lambda q: Encoder(4, 8, q=q),
+        lambda q: Decoder(4, 8, q=q),
+        lambda q: codec.SlidingEncoder(8, q=q),
+        lambda q: codec.SlidingDecoder(8, q=q),
+        lambda q: codec.coefficients(1, 4, q=q),
+    ):
+        for q in (-1, 0, 9):
+            with pytest.raises(CodecError, match=rf"GF\(2\^{q}\): the degree q must be between 1 and 8"):
+                make(q)
+
+
+def test_an_index_outside_the_generation_is_refused():
+    dec = Decoder(4, 8)
+    for index in (4, 99):
+        for ask in (dec.symbol, dec.is_symbol_seen, dec.is_symbol_decoded):
+            with pytest.raises(CodecError, match=f"symbol index {index} is out of range: expected below 4"):
+                ask(index)
+    # Inside it, a symbol not yet received is no error.
+    assert (dec.symbol(3), dec.is_symbol_seen(3), dec.is_symbol_decoded(3)) == (None, False, False)
+
+
+def test_sliding_encoder_refuses_an_empty_window_and_acknowledgements_past_its_end():
+    tx = codec.SlidingEncoder(8)
+    with pytest.raises(CodecError, match="nothing to encode: the window is empty"):
+        tx.encode(1)
+    tx.push(bytes(8))
+    with pytest.raises(CodecError, match=r"acknowledgement of 100 .* expected at most 1"):
+        tx.acknowledge(100)
+    assert (tx.start, tx.end) == (0, 1)
+    start, c, p = tx.encode(1)
+    assert (start, len(c), len(p)) == (0, 1, 8)
+    tx.acknowledge(1)
+    assert (tx.start, tx.end) == (1, 1)
+    with pytest.raises(CodecError, match="nothing to encode"):
+        tx.encode(2)
+
+
 def test_payload_work_releases_the_gil():
 
     def iterations_inside(work) -> int:
@@ -197,6 +264,20 @@ def test_encode_many_matches_single_encodes():
     for seed in range(5):
         c, p = enc.encode_seeded(seed)
         assert coefficients[seed].tobytes() == c and payloads[seed].tobytes() == p
+
+
+def test_encode_many_refuses_seeds_that_are_not_unsigned_64_bit():
+    enc = Encoder(4, 8)
+    enc.set_data(bytes(range(32)))
+    for seeds in (np.array([-1]), [3, -1], [2**64], [-1, 2**63]):
+        with pytest.raises(OverflowError, match="is out of range: expected an unsigned 64-bit integer"):
+            codec.encode_many(enc, seeds)
+    with pytest.raises(TypeError, match=r"seeds\[0\] = 1\.5: expected an integer"):
+        codec.encode_many(enc, np.array([1.5]))
+    top = 2**64 - 1
+    coefficients, payloads = codec.encode_many(enc, np.array([top], dtype=np.uint64))
+    assert (coefficients[0].tobytes(), payloads[0].tobytes()) == enc.encode_seeded(top)
+    assert codec.encode_many(enc, [])[0].shape == (0, 4)
 
 
 def test_sliding_window_delivers_in_order():

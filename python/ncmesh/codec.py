@@ -19,7 +19,8 @@ is read without copying when it is contiguous.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import operator
+from typing import TYPE_CHECKING, Any
 
 from ._native import (
     CodecError,
@@ -62,15 +63,31 @@ def encode_many(encoder: Encoder, seeds: np.ndarray) -> tuple[np.ndarray, np.nda
 
     Returns ``(coefficients, payloads)`` as uint8 arrays of shape
     ``(len(seeds), symbols)`` and ``(len(seeds), symbol_bytes)``, viewing the
-    native buffers without a copy.
+    native buffers without a copy. Seeds are unsigned 64-bit integers, as
+    :meth:`Encoder.encode_seeded` takes them: any other value is refused,
+    not wrapped or truncated.
     """
     import numpy as np
 
-    seeds = np.asarray(seeds, dtype=np.uint64)
-    rows = b"".join(coefficients(int(s), encoder.symbols, encoder.q) for s in seeds)
+    # Listed as given: numpy would turn a list of ints that mixes negative
+    # ones with ones past 2**63 into floats.
+    items = seeds.tolist() if isinstance(seeds, np.ndarray) else list(seeds)
+    values = [_seed(i, s) for i, s in enumerate(items)]
+    rows = b"".join(coefficients(s, encoder.symbols, encoder.q) for s in values)
     payloads = encoder.encode_batch(rows)
-    shape = len(seeds)
+    shape = len(values)
     return (
         np.frombuffer(rows, dtype=np.uint8).reshape(shape, encoder.symbols),
         np.frombuffer(payloads, dtype=np.uint8).reshape(shape, encoder.symbol_bytes),
     )
+
+
+def _seed(index: int, value: Any) -> int:
+    """``seeds[index]`` as a seed, refused as :meth:`Encoder.encode_seeded` refuses it."""
+    try:
+        seed = operator.index(value)
+    except TypeError:
+        raise TypeError(f"seeds[{index}] = {value!r}: expected an integer") from None
+    if not 0 <= seed < 2**64:
+        raise OverflowError(f"seeds[{index}] = {seed} is out of range: expected an unsigned 64-bit integer")
+    return seed

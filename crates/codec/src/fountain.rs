@@ -85,7 +85,12 @@ impl From<LtError> for CodecError {
             LtError::SourceOutOfRange { index, symbols } => {
                 CodecError::IndexOutOfRange { index: index as u64, limit: symbols as u64 }
             }
-            LtError::GenerationTooLarge { symbols, .. } => CodecError::InvalidSymbols(symbols),
+            LtError::GenerationTooLarge { symbols, symbol_bytes } => {
+                CodecError::GenerationTooLarge { symbols, symbol_bytes }
+            }
+            LtError::OutOfMemory { bytes, symbols, symbol_bytes } => {
+                CodecError::OutOfMemory { bytes, symbols, symbol_bytes }
+            }
             LtError::DataTooLarge { got, capacity } => CodecError::DataTooLarge { got, capacity },
             // The distribution's parameters are checked when an `Lt` is built.
             LtError::InvalidC(_) | LtError::InvalidDelta(_) | LtError::DistributionMismatch { .. } => {
@@ -359,6 +364,9 @@ mod tests {
         let code = Lt::robust(0.05, 0.5, 8, false).unwrap();
         assert_eq!(code.decoder(9, 0, 0).unwrap_err(), CodecError::InvalidSymbols(9));
         assert_eq!(code.decoder(0, 0, 0).unwrap_err(), CodecError::InvalidSymbols(0));
+        let too_large = CodecError::GenerationTooLarge { symbols: 8, symbol_bytes: usize::MAX };
+        assert_eq!(code.decoder(8, usize::MAX, 0).unwrap_err(), too_large);
+        assert_eq!(RandomLinear::new(8).unwrap().decoder(8, usize::MAX, 0).unwrap_err(), too_large);
         assert_eq!(Lt::robust(0.0, 0.5, 8, false).unwrap_err(), LtError::InvalidC(0.0));
         assert_eq!(Lt::robust(0.05, 0.5, 0, false).unwrap_err(), LtError::InvalidSymbols(0));
         assert_eq!(RandomLinear::new(0).unwrap_err(), CodecError::InvalidSymbols(0));

@@ -13,6 +13,7 @@
 //! vectors are tracked. Rank and decodability depend only on them, so a
 //! simulation can run the very same code without moving payload bytes.
 
+mod alloc;
 pub mod coefficients;
 pub mod fountain;
 pub mod lt;

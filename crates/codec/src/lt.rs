@@ -32,6 +32,7 @@
 //! ([`neighbours`]), so a packet need only carry the ESI. That function is
 //! part of the wire format.
 
+use crate::alloc;
 use crate::prng::SplitMix64;
 use crate::rlnc::{self, Received};
 use crate::Field;
@@ -73,6 +74,9 @@ pub enum LtError {
     /// `k * symbol_bytes` must be addressable.
     #[error("k = {symbols} symbols of symbol_bytes = {symbol_bytes} overflow usize")]
     GenerationTooLarge { symbols: usize, symbol_bytes: usize },
+    /// A coder allocates its `k` symbols when it is built, and the machine refused.
+    #[error("out of memory: {bytes} bytes could not be allocated for k = {symbols} symbols of symbol_bytes = {symbol_bytes}")]
+    OutOfMemory { bytes: usize, symbols: usize, symbol_bytes: usize },
     /// A payload or output buffer must be exactly one symbol long.
     #[error("payload has {got} bytes, expected symbol_bytes = {expected}")]
     PayloadLength { got: usize, expected: usize },
@@ -98,13 +102,15 @@ fn check_payload(payload: &[u8], expected: usize) -> Result<(), LtError> {
     Ok(())
 }
 
-/// Checks a coder's shape and returns the size of its `k` symbols.
-fn check_code(k: usize, symbol_bytes: usize, dist: &Distribution) -> Result<usize, LtError> {
+/// Checks a coder's shape and allocates its `k` symbols, zero: a size the
+/// machine cannot hold is an error, not an abort.
+fn allocate_code(k: usize, symbol_bytes: usize, dist: &Distribution) -> Result<Vec<u8>, LtError> {
     check_symbols(k)?;
     if dist.symbols() != k {
         return Err(LtError::DistributionMismatch { distribution: dist.symbols(), symbols: k });
     }
-    k.checked_mul(symbol_bytes).ok_or(LtError::GenerationTooLarge { symbols: k, symbol_bytes })
+    let bytes = k.checked_mul(symbol_bytes).ok_or(LtError::GenerationTooLarge { symbols: k, symbol_bytes })?;
+    alloc::try_zeroed(bytes).map_err(|r| LtError::OutOfMemory { bytes: r.bytes, symbols: k, symbol_bytes })
 }
 
 /// A degree distribution over `1..=k`.
@@ -245,8 +251,8 @@ impl Encoder {
     /// An encoder of `k` symbols of `symbol_bytes` bytes whose coded symbols
     /// are drawn from `dist` and `seed`; the decoder needs the same three.
     pub fn new(k: usize, symbol_bytes: usize, dist: Distribution, seed: u64) -> Result<Encoder, LtError> {
-        let bytes = check_code(k, symbol_bytes, &dist)?;
-        Ok(Encoder { dist, symbol_bytes, seed, symbols: vec![0; bytes] })
+        let symbols = allocate_code(k, symbol_bytes, &dist)?;
+        Ok(Encoder { dist, symbol_bytes, seed, symbols })
     }
 
     pub fn symbols(&self) -> usize {
@@ -354,19 +360,19 @@ impl Decoder {
     /// A decoder matching `Encoder::new(k, symbol_bytes, dist, seed)`.
     /// `symbol_bytes == 0` tracks the graph only, for simulation.
     pub fn new(k: usize, symbol_bytes: usize, dist: Distribution, seed: u64) -> Result<Decoder, LtError> {
-        check_code(k, symbol_bytes, &dist)?;
-        Ok(Decoder::checked(dist, symbol_bytes, seed))
+        let sources = allocate_code(k, symbol_bytes, &dist)?;
+        Ok(Decoder::checked(dist, symbol_bytes, seed, sources))
     }
 
-    /// [`Decoder::new`] once `check_code` has passed.
-    fn checked(dist: Distribution, symbol_bytes: usize, seed: u64) -> Decoder {
+    /// [`Decoder::new`] once `allocate_code` has made `sources`.
+    fn checked(dist: Distribution, symbol_bytes: usize, seed: u64, sources: Vec<u8>) -> Decoder {
         let k = dist.symbols();
         Decoder {
             dist,
             symbol_bytes,
             seed,
             fallback: false,
-            sources: vec![0; k * symbol_bytes],
+            sources,
             decoded: vec![false; k],
             order: Vec::with_capacity(k),
             by_elimination: 0,
@@ -1224,8 +1230,9 @@ pub fn overhead_trials(dist: &Distribution, trials: usize, seed: u64, fallback: 
     let mut seeds = SplitMix64::new(seed);
     (0..trials)
         .map(|_| {
-            // A distribution is always a valid code over its own k.
-            let mut decoder = Decoder::checked(dist.clone(), 0, seeds.next_u64());
+            // A distribution is always a valid code over its own k, and
+            // virtual sources take no bytes.
+            let mut decoder = Decoder::checked(dist.clone(), 0, seeds.next_u64(), Vec::new());
             decoder.set_fallback(fallback);
             let mut esis = 0..=u32::MAX;
             while !decoder.is_complete() {
@@ -1521,8 +1528,12 @@ mod tests {
         assert_eq!(Decoder::new(0, 8, dist.clone(), 0).err(), Some(LtError::InvalidSymbols(0)));
         let huge = Distribution::ideal(4).unwrap();
         assert_eq!(
-            Decoder::new(4, usize::MAX, huge, 0).err(),
+            Decoder::new(4, usize::MAX, huge.clone(), 0).err(),
             Some(LtError::GenerationTooLarge { symbols: 4, symbol_bytes: usize::MAX })
+        );
+        assert_eq!(
+            Encoder::new(4, usize::MAX / 2, huge, 0).err(),
+            Some(LtError::GenerationTooLarge { symbols: 4, symbol_bytes: usize::MAX / 2 })
         );
 
         let mut encoder = Encoder::new(4, 8, dist.clone(), 0).unwrap();
@@ -1534,6 +1545,19 @@ mod tests {
         assert_eq!(decoder.symbols_received(), 0);
         assert_eq!((decoder.symbol(4), decoder.is_symbol_decoded(usize::MAX)), (None, false));
         assert_eq!(decoder.overhead(), None);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "Miri stops at an allocation past its memory instead of failing it")]
+    fn a_code_past_memory_is_an_error_not_an_abort() {
+        // 2^62 bytes: no machine has that much address space to give.
+        let (k, symbol_bytes) = (4, 1 << 60);
+        let dist = Distribution::ideal(k).unwrap();
+        let out_of_memory = LtError::OutOfMemory { bytes: 1 << 62, symbols: k, symbol_bytes };
+        assert_eq!(Encoder::new(k, symbol_bytes, dist.clone(), 0).err(), Some(out_of_memory.clone()));
+        assert_eq!(Decoder::new(k, symbol_bytes, dist, 0).err(), Some(out_of_memory.clone()));
+        let message = out_of_memory.to_string();
+        assert!(message.contains(&format!("{} bytes", 1u64 << 62)) && message.contains("k = 4 "), "{message}");
     }
 
     #[test]

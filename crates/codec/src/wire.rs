@@ -927,7 +927,7 @@ pub mod fuzzing {
                 // Acknowledgements arrive late, or not at all.
                 2 => {
                     if let Some(ack) = acks.pop_front() {
-                        encoder.acknowledge(ack);
+                        encoder.acknowledge(ack).expect("the receiver saw only packets pushed");
                     }
                 }
                 3 => {

@@ -3,7 +3,7 @@
 
 use ncmesh_codec::prng::SplitMix64;
 use ncmesh_codec::rlnc::sliding::{SlidingDecoder, SlidingEncoder};
-use ncmesh_codec::rlnc::Received;
+use ncmesh_codec::rlnc::{CodecError, Received};
 use ncmesh_codec::Field;
 use proptest::prelude::*;
 use std::collections::VecDeque;
@@ -67,10 +67,10 @@ fn run(q: u32, symbol_bytes: usize, packets: usize, loss: f64, ack_delay: usize,
             trace.push((start, c.clone(), r, ack));
         }
         if acks.len() > ack_delay {
-            tx.acknowledge(acks.pop_front().unwrap());
+            tx.acknowledge(acks.pop_front().unwrap()).unwrap();
         }
         if delivered.len() == packets && acks.is_empty() {
-            tx.acknowledge(packets as u64);
+            tx.acknowledge(packets as u64).unwrap();
         }
     }
     assert_eq!(delivered.len(), packets);
@@ -155,7 +155,7 @@ fn relay_run(q: u32, symbol_bytes: usize, packets: usize, loss: f64, seed: u64) 
             delivered.push(payload.to_vec());
         }
         // The sink's acknowledgement reaches both the source and the relay.
-        tx.acknowledge(rx.first_unseen());
+        tx.acknowledge(rx.first_unseen()).unwrap();
         relay.discard_below(rx.first_unseen());
     }
     assert_eq!(delivered, data);
@@ -194,4 +194,28 @@ fn discarding_up_to_a_distant_sequence_number_is_immediate() {
     assert_eq!(relay.first_unseen(), far);
     relay.forget_below(far + 10);
     assert_eq!(relay.first_unseen(), far);
+}
+
+#[test]
+fn an_empty_window_and_acknowledgements_of_packets_never_pushed_are_refused() {
+    let mut tx = SlidingEncoder::new(Field::GF256, 4).unwrap();
+    let (mut c, mut p) = (Vec::new(), vec![0u8; 4]);
+    assert_eq!(tx.encode(1, &mut c, &mut p), Err(CodecError::EmptyWindow));
+    for i in 0..3u8 {
+        tx.push(&[i; 4]).unwrap();
+    }
+    assert_eq!(tx.acknowledge(4), Err(CodecError::AcknowledgementPastEnd { seq: 4, end: 3 }));
+    assert_eq!((tx.start(), tx.end()), (0, 3), "a refused acknowledgement changes nothing");
+    let message = CodecError::AcknowledgementPastEnd { seq: 4, end: 3 }.to_string();
+    assert!(message.contains("acknowledgement of 4") && message.contains("at most 3"), "{message}");
+    tx.acknowledge(2).unwrap();
+    assert_eq!(tx.encode(1, &mut c, &mut p), Ok(2));
+    assert_eq!(c.len(), 1);
+    // A late acknowledgement changes nothing.
+    tx.acknowledge(1).unwrap();
+    assert_eq!((tx.start(), tx.end()), (2, 3));
+    // Every packet acknowledged: the window is empty again.
+    tx.acknowledge(3).unwrap();
+    assert!(tx.is_empty());
+    assert_eq!(tx.encode(1, &mut c, &mut p), Err(CodecError::EmptyWindow));
 }

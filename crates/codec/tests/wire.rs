@@ -296,7 +296,7 @@ fn a_sliding_window_stream_crosses_the_wire() {
         while let Some((_, packet)) = rx.poll_decoded() {
             delivered.push(packet.to_vec());
         }
-        tx.acknowledge(rx.first_unseen());
+        tx.acknowledge(rx.first_unseen()).unwrap();
     }
     assert_eq!(delivered, sent);
 }

@@ -1,5 +1,10 @@
 //! `ncmesh._native`: the Python bindings. Nothing but argument conversion,
 //! GIL release around work on payloads, and one error conversion.
+//!
+//! Every buffer sized by an argument is allocated so that a size past
+//! memory raises MemoryError, as for any Python object, rather than
+//! aborting the interpreter: the codecs return it as an error, and the
+//! bytes objects the bindings fill are allocated by Python.
 
 use ncmesh_codec::lt;
 use ncmesh_codec::prng::SplitMix64;
@@ -7,7 +12,7 @@ use ncmesh_codec::rlnc::{self, sliding, Produced, Received};
 use ncmesh_codec::Field;
 use pyo3::buffer::PyBuffer;
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -33,18 +38,84 @@ fn emulate_error(e: ncmesh_emu::EmulateError) -> PyErr {
     EmulateError::new_err(e.to_string())
 }
 
-/// The conversion of codec errors into Python exceptions.
-fn error(e: impl std::fmt::Display) -> PyErr {
-    CodecError::new_err(e.to_string())
+/// The conversion of codec errors into Python exceptions: memory the
+/// machine would not give is a MemoryError, anything else a CodecError.
+fn error(e: impl Failure) -> PyErr {
+    if e.is_out_of_memory() {
+        PyMemoryError::new_err(e.to_string())
+    } else {
+        CodecError::new_err(e.to_string())
+    }
 }
+
+/// A codec error, and whether it is memory the machine refused.
+trait Failure: std::fmt::Display {
+    fn is_out_of_memory(&self) -> bool {
+        false
+    }
+}
+
+impl Failure for rlnc::CodecError {
+    fn is_out_of_memory(&self) -> bool {
+        matches!(self, rlnc::CodecError::OutOfMemory { .. })
+    }
+}
+
+impl Failure for lt::LtError {
+    fn is_out_of_memory(&self) -> bool {
+        matches!(self, lt::LtError::OutOfMemory { .. })
+    }
+}
+
+impl Failure for ncmesh_gf::FieldError {}
+impl Failure for String {}
 
 /// The conversion of scenario errors into Python exceptions.
 fn scenario_error(e: ncmesh_sim::scenario::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())
 }
 
-fn field(q: u32) -> PyResult<Field> {
-    Field::new(q).map_err(error)
+/// The field GF(2^q). `q` is taken signed, so that a negative degree is
+/// refused as q = 0 and q = 9 are, not by the integer conversion.
+fn field(q: i64) -> PyResult<Field> {
+    let degree = u32::try_from(q)
+        .map_err(|_| error(format!("unsupported field GF(2^{q}): the degree q must be between 1 and 8")))?;
+    Field::new(degree).map_err(error)
+}
+
+/// `index` if it names a symbol of a generation of `symbols`: one outside
+/// it is a mistake, not a symbol yet to arrive.
+fn symbol_index(index: usize, symbols: usize) -> PyResult<usize> {
+    if index >= symbols {
+        return Err(error(rlnc::CodecError::IndexOutOfRange { index: index as u64, limit: symbols as u64 }));
+    }
+    Ok(index)
+}
+
+/// A bytes object of `count` items of `each` bytes, zero, then written by
+/// `fill`. A size past what a bytes object can hold is a CodecError, and
+/// one the machine cannot allocate a MemoryError; both say what `what` is.
+fn zeroed_bytes<'py>(
+    py: Python<'py>,
+    count: usize,
+    each: usize,
+    what: impl Fn() -> String,
+    fill: impl FnOnce(&mut [u8]) -> PyResult<()>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let Some(len) = count.checked_mul(each).filter(|&len| isize::try_from(len).is_ok()) else {
+        return Err(error(format!("{} is {count} x {each} bytes: more than a bytes object can hold", what())));
+    };
+    let mut allocated = false;
+    PyBytes::new_with(py, len, |out| {
+        allocated = true;
+        fill(out)
+    })
+    .map_err(|e| {
+        if allocated || !e.is_instance_of::<PyMemoryError>(py) {
+            return e;
+        }
+        PyMemoryError::new_err(format!("out of memory: {len} bytes could not be allocated for {}", what()))
+    })
 }
 
 fn received(r: Received) -> &'static str {
@@ -99,7 +170,7 @@ struct Encoder(rlnc::Encoder);
 impl Encoder {
     #[new]
     #[pyo3(signature = (symbols, symbol_bytes, q = 8, systematic = false))]
-    fn new(symbols: usize, symbol_bytes: usize, q: u32, systematic: bool) -> PyResult<Self> {
+    fn new(symbols: usize, symbol_bytes: usize, q: i64, systematic: bool) -> PyResult<Self> {
         let mut e = rlnc::Encoder::new(field(q)?, symbols, symbol_bytes).map_err(error)?;
         e.set_systematic(systematic);
         Ok(Encoder(e))
@@ -134,11 +205,10 @@ impl Encoder {
     /// One combination per row of `coefficients` (count x symbols), as count x symbol_bytes.
     fn encode_batch<'py>(&self, py: Python<'py>, coefficients: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         let c = View::new(coefficients)?;
-        let count = c.bytes().len() / self.0.symbols();
+        let (count, s) = (c.bytes().len() / self.0.symbols(), self.0.symbol_bytes());
         // Encoded straight into the bytes object: no second buffer to copy from.
-        PyBytes::new_with(py, count * self.0.symbol_bytes(), |out| {
-            py.allow_threads(|| self.0.encode_batch(c.bytes(), out)).map_err(error)
-        })
+        let what = || format!("a batch of {count} combinations of symbol_bytes = {s}");
+        zeroed_bytes(py, count, s, what, |out| py.allow_threads(|| self.0.encode_batch(c.bytes(), out)).map_err(error))
     }
     /// The next symbol: `(index, coefficients, payload)`, index None when coded.
     fn produce<'py>(
@@ -164,7 +234,7 @@ struct Decoder(rlnc::Decoder);
 impl Decoder {
     #[new]
     #[pyo3(signature = (symbols, symbol_bytes, q = 8))]
-    fn new(symbols: usize, symbol_bytes: usize, q: u32) -> PyResult<Self> {
+    fn new(symbols: usize, symbol_bytes: usize, q: i64) -> PyResult<Self> {
         Ok(Decoder(rlnc::Decoder::new(field(q)?, symbols, symbol_bytes).map_err(error)?))
     }
     #[getter]
@@ -233,14 +303,16 @@ impl Decoder {
     fn reset(&mut self) {
         self.0.reset()
     }
-    fn is_symbol_seen(&self, index: usize) -> bool {
-        self.0.is_symbol_seen(index)
+    fn is_symbol_seen(&self, index: usize) -> PyResult<bool> {
+        Ok(self.0.is_symbol_seen(symbol_index(index, self.0.symbols())?))
     }
-    fn is_symbol_decoded(&self, index: usize) -> bool {
-        self.0.is_symbol_decoded(index)
+    fn is_symbol_decoded(&self, index: usize) -> PyResult<bool> {
+        Ok(self.0.is_symbol_decoded(symbol_index(index, self.0.symbols())?))
     }
-    fn symbol<'py>(&mut self, py: Python<'py>, index: usize) -> Option<Bound<'py, PyBytes>> {
-        self.0.symbol(index).map(|s| bytes(py, s))
+    /// The decoded symbol `index`, or None while it is not decoded.
+    fn symbol<'py>(&mut self, py: Python<'py>, index: usize) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let index = symbol_index(index, self.0.symbols())?;
+        Ok(self.0.symbol(index).map(|s| bytes(py, s)))
     }
     /// The whole generation once complete, else None.
     fn data<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
@@ -267,10 +339,20 @@ impl Decoder {
         seed: u64,
         count: usize,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-        let (mut c, mut p) = (vec![0; count * self.0.symbols()], vec![0; count * self.0.symbol_bytes()]);
+        let (g, s) = (self.0.symbols(), self.0.symbol_bytes());
         let mut rng = SplitMix64::new(seed);
-        py.allow_threads(|| self.0.recode_batch(&mut rng, &mut c, &mut p)).map_err(error)?;
-        Ok((bytes(py, &c), bytes(py, &p)))
+        // Recoded straight into the bytes objects, allocated by Python.
+        let mut payloads = None;
+        let what = || format!("count = {count} combinations of symbols = {g}");
+        let coefficients = zeroed_bytes(py, count, g, what, |c| {
+            let what = || format!("count = {count} combinations of symbol_bytes = {s}");
+            let p = zeroed_bytes(py, count, s, what, |p| {
+                py.allow_threads(|| self.0.recode_batch(&mut rng, c, p)).map_err(error)
+            })?;
+            payloads = Some(p);
+            Ok(())
+        })?;
+        Ok((coefficients, payloads.expect("written with the coefficients")))
     }
 }
 
@@ -282,14 +364,14 @@ struct SlidingEncoder(sliding::SlidingEncoder);
 impl SlidingEncoder {
     #[new]
     #[pyo3(signature = (symbol_bytes, q = 8))]
-    fn new(symbol_bytes: usize, q: u32) -> PyResult<Self> {
+    fn new(symbol_bytes: usize, q: i64) -> PyResult<Self> {
         Ok(SlidingEncoder(sliding::SlidingEncoder::new(field(q)?, symbol_bytes).map_err(error)?))
     }
     fn push(&mut self, symbol: &Bound<'_, PyAny>) -> PyResult<u64> {
         self.0.push(View::new(symbol)?.bytes()).map_err(error)
     }
-    fn acknowledge(&mut self, seq: u64) {
-        self.0.acknowledge(seq)
+    fn acknowledge(&mut self, seq: u64) -> PyResult<()> {
+        self.0.acknowledge(seq).map_err(error)
     }
     #[getter]
     fn start(&self) -> u64 {
@@ -315,7 +397,7 @@ struct SlidingDecoder(sliding::SlidingDecoder);
 impl SlidingDecoder {
     #[new]
     #[pyo3(signature = (symbol_bytes, q = 8))]
-    fn new(symbol_bytes: usize, q: u32) -> PyResult<Self> {
+    fn new(symbol_bytes: usize, q: i64) -> PyResult<Self> {
         Ok(SlidingDecoder(sliding::SlidingDecoder::new(field(q)?, symbol_bytes).map_err(error)?))
     }
     fn consume(
@@ -433,10 +515,13 @@ impl LtDecoder {
 /// The coefficient vector for `seed` (see docs/codec.md for the mapping).
 #[pyfunction]
 #[pyo3(signature = (seed, symbols, q = 8))]
-fn coefficients<'py>(py: Python<'py>, seed: u64, symbols: usize, q: u32) -> PyResult<Bound<'py, PyBytes>> {
-    let mut out = vec![0; symbols];
-    ncmesh_codec::coefficients::generate(field(q)?, seed, &mut out);
-    Ok(bytes(py, &out))
+fn coefficients<'py>(py: Python<'py>, seed: u64, symbols: usize, q: i64) -> PyResult<Bound<'py, PyBytes>> {
+    let field = field(q)?;
+    let what = || format!("a coefficient vector of symbols = {symbols}");
+    zeroed_bytes(py, symbols, 1, what, |out| {
+        ncmesh_codec::coefficients::generate(field, seed, out);
+        Ok(())
+    })
 }
 
 /// The XOR of the packets, zero-padded to the longest: COPE's combination.

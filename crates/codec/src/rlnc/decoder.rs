@@ -1,6 +1,7 @@
 use super::packing::{set_word, word_at, xor_masked, Packing};
 use super::symbols::Symbols;
 use super::{check_coefficients, check_generation, check_payload, CodecError, Received};
+use crate::alloc::{self, zeroed};
 use crate::{coefficients, prng::SplitMix64};
 use ncmesh_gf::{Field, SlicedRows};
 
@@ -74,6 +75,12 @@ pub struct Decoder {
 /// How many new rows wait before they are cleared from the older ones.
 pub const PENDING_ROWS: usize = 16;
 
+/// The most outputs [`Decoder::recode_batch`] computes in one product. The
+/// scratch of a product (the weights drawn, the list of outputs) grows with
+/// its outputs, and a product of more would read each input no less often:
+/// runs of this many keep a batch's memory to its buffers, whatever its count.
+const RECODE_RUN: usize = 1024;
+
 /// The generation size from which a fresh decoder decodes in place where
 /// that costs a copy of the received payloads ([`Field::symbol_matmul_in_place`]):
 /// the copy costs a load and a store per input vector, against at least
@@ -83,12 +90,22 @@ const IN_PLACE_FROM: usize = 32;
 impl Decoder {
     /// A decoder for `symbols` symbols of `symbol_bytes` bytes.
     /// `symbol_bytes == 0` makes a virtual decoder that tracks coefficients only.
+    ///
+    /// The buffers that grow with the generation, its rows, received
+    /// payloads and coefficients, are allocated here: a size the machine
+    /// cannot hold is an error. The rest are at most a few words per symbol.
     pub fn new(field: Field, symbols: usize, symbol_bytes: usize) -> Result<Decoder, CodecError> {
         check_generation(field, symbols, symbol_bytes)?;
         let packing = Packing::new(field);
         let part = packing.bytes(symbols);
         let width = packing.padded(if symbol_bytes > 0 { 2 * part } else { part });
         let general = if field == Field::GF2 { 0 } else { symbols };
+        let too_large = || CodecError::GenerationTooLarge { symbols, symbol_bytes };
+        let out_of_memory = |r: alloc::Refused| CodecError::OutOfMemory { bytes: r.bytes, symbols, symbol_bytes };
+        let matrix = symbols.checked_mul(width).ok_or_else(too_large)?;
+        let square = symbols.checked_mul(symbols).ok_or_else(too_large)?;
+        // The payloads first: their size is the one a caller may get wrong.
+        let received = Symbols::with_capacity(symbol_bytes, symbols)?;
         Ok(Decoder {
             field,
             packing,
@@ -96,12 +113,12 @@ impl Decoder {
             symbol_bytes,
             part,
             width,
-            rows: zeroed(symbols * width),
+            rows: alloc::try_zeroed(matrix).map_err(out_of_memory)?,
             pivot: zeroed(symbols),
             rank: 0,
-            received: Symbols::with_capacity(symbol_bytes, symbols),
-            received_coefficients: Vec::with_capacity(symbols * symbols),
-            decoded: Symbols::with_capacity(symbol_bytes, 0),
+            received,
+            received_coefficients: alloc::try_with_capacity(square).map_err(out_of_memory)?,
+            decoded: Symbols::with_capacity(symbol_bytes, 0)?,
             materialized: zeroed(symbols),
             pending: Vec::with_capacity(PENDING_ROWS.min(general)),
             older: zeroed(symbols.div_ceil(64)),
@@ -121,7 +138,7 @@ impl Decoder {
             // The last generation was decoded in place. A decoder kept for
             // more generations keeps a second buffer, warm from one to the
             // next, and so skips the copy that decoding in place costs.
-            let second = Symbols::zeroed(self.symbol_bytes, self.symbols);
+            let second = self.generation_buffer();
             self.received = std::mem::replace(&mut self.decoded, second);
         }
         self.rank = 0;
@@ -264,8 +281,15 @@ impl Decoder {
 
     fn allocate_decoded(&mut self) {
         if self.decoded.len() == 0 {
-            self.decoded = Symbols::zeroed(self.symbol_bytes, self.symbols);
+            self.decoded = self.generation_buffer();
         }
+    }
+
+    /// A second buffer of the size `new` reserved for the received payloads.
+    /// It is allocated when first needed, since decoding in place needs
+    /// none; if memory has run out since `new`, that is a panic.
+    fn generation_buffer(&self) -> Symbols {
+        Symbols::zeroed(self.symbol_bytes, self.symbols).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Computes every decoded payload not yet computed, as one matrix product.
@@ -532,6 +556,20 @@ impl Decoder {
             return Err(CodecError::CoefficientLength { got: coefficients.len(), expected: count * g });
         }
         check_payload(payloads, count * s)?;
+        // Each output's draws come from `rng` in turn, so runs give what
+        // one product of the whole batch would.
+        for first in (0..count).step_by(RECODE_RUN) {
+            let n = RECODE_RUN.min(count - first);
+            self.recode_run(rng, &mut coefficients[first * g..][..n * g], &mut payloads[first * s..][..n * s]);
+        }
+        Ok(())
+    }
+
+    /// [`Decoder::recode_batch`] of a run of at most [`RECODE_RUN`] outputs,
+    /// once the shapes are checked.
+    fn recode_run(&mut self, rng: &mut SplitMix64, coefficients: &mut [u8], payloads: &mut [u8]) {
+        let (g, s, r) = (self.symbols, self.symbol_bytes, self.rank);
+        let count = coefficients.len() / g;
         if self.is_complete() && s > 0 {
             for c in coefficients.chunks_exact_mut(g) {
                 coefficients::generate_nonzero(self.field, rng, c);
@@ -540,13 +578,13 @@ impl Decoder {
             if count >= SlicedRows::MIN_OUTPUTS {
                 if let Some(sliced) = self.sliced_decoded() {
                     sliced.matmul_into(coefficients, &mut outputs);
-                    return Ok(());
+                    return;
                 }
             }
             let field = self.field;
             let decoded = self.decoded_symbols().expect("complete");
             field.symbol_matmul_into(coefficients, &decoded, &mut outputs);
-            return Ok(());
+            return;
         }
         let mut mix = vec![0u8; count * r];
         for m in mix.chunks_exact_mut(r) {
@@ -561,20 +599,7 @@ impl Decoder {
             let mut outputs: Vec<&mut [u8]> = payloads.chunks_exact_mut(s).collect();
             self.field.symbol_matmul_into(&mix, &basis, &mut outputs);
         }
-        Ok(())
     }
-}
-
-/// `len` zeros, allocated as any other vector is: `vec![0; len]` asks
-/// glibc for zeroed memory, which it serves past its thread cache, while
-/// frees go into that cache. Each decoder made and dropped would then
-/// overflow the cache into the fast bins, and glibc consolidates those
-/// whenever a large block (a generation's payloads) is freed: about a
-/// tenth of a 16-symbol GF(2) decode.
-fn zeroed<T: Default + Clone>(len: usize) -> Vec<T> {
-    let mut v = Vec::with_capacity(len);
-    v.resize(len, T::default());
-    v
 }
 
 /// Bit b set where `bytes[b]` is non-zero, for up to 64 bytes, eight at a
@@ -773,7 +798,34 @@ impl From<Decoder> for Recoder {
 
 #[cfg(test)]
 mod tests {
-    use super::nonzero_bits;
+    use super::{nonzero_bits, Decoder, RECODE_RUN};
+    use crate::prng::SplitMix64;
+    use ncmesh_gf::Field;
+
+    #[test]
+    #[cfg_attr(miri, ignore = "thousands of outputs through kernels the other tests check")]
+    fn a_batch_longer_than_a_run_recodes_as_symbols_one_at_a_time() {
+        let (g, s) = (4, 8);
+        let count = 2 * RECODE_RUN + 3;
+        for (field, held) in [(Field::GF256, 2), (Field::GF256, g), (Field::GF2, 3), (Field::GF2, g)] {
+            let mut decoder = Decoder::new(field, g, s).unwrap();
+            let mut rng = SplitMix64::new(7);
+            while decoder.rank() < held {
+                let mut unit = vec![0; g];
+                unit[decoder.rank()] = 1;
+                let payload: Vec<u8> = (0..s).map(|_| rng.next_u64() as u8).collect();
+                decoder.consume(&unit, &payload).unwrap();
+            }
+            let (mut c, mut p) = (vec![0; count * g], vec![0; count * s]);
+            decoder.recode_batch(&mut SplitMix64::new(11), &mut c, &mut p).unwrap();
+            let mut one_by_one = SplitMix64::new(11);
+            for (k, (c, p)) in c.chunks_exact(g).zip(p.chunks_exact(s)).enumerate() {
+                let (mut c1, mut p1) = (vec![0; g], vec![0; s]);
+                decoder.recode(&mut one_by_one, &mut c1, &mut p1).unwrap();
+                assert_eq!((c, p), (&c1[..], &p1[..]), "{field:?}, rank {held}, output {k}");
+            }
+        }
+    }
 
     #[test]
     fn nonzero_bits_marks_every_non_zero_byte() {

@@ -31,14 +31,15 @@ pub enum Produced {
 
 impl Encoder {
     /// An encoder for `symbols` symbols of `symbol_bytes` bytes, all zero until set.
-    /// `symbol_bytes == 0` makes a virtual encoder.
+    /// `symbol_bytes == 0` makes a virtual encoder. The generation is
+    /// allocated here: a size the machine cannot hold is an error.
     pub fn new(field: Field, symbols: usize, symbol_bytes: usize) -> Result<Encoder, CodecError> {
         check_generation(field, symbols, symbol_bytes)?;
         Ok(Encoder {
             field,
             symbols,
             symbol_bytes,
-            data: Symbols::zeroed(symbol_bytes, symbols),
+            data: Symbols::zeroed(symbol_bytes, symbols)?,
             sliced: if field == Field::GF2 && symbol_bytes > 0 {
                 SlicedRows::zeroed(symbols, symbol_bytes)
             } else {

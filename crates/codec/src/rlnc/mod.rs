@@ -17,6 +17,11 @@ pub use encoder::{Encoder, Produced};
 use ncmesh_gf::Field;
 
 /// The largest generation: coefficient indices travel as 16-bit numbers.
+///
+/// Symbol sizes have no bound of their own: what fits depends on the
+/// machine, so a codec allocates its generation when it is built and
+/// returns [`CodecError::OutOfMemory`] if the allocation fails, or
+/// [`CodecError::GenerationTooLarge`] if its size overflows `usize`.
 pub const MAX_SYMBOLS: usize = u16::MAX as usize;
 
 /// What a decoder made of one coded symbol. These are normal outcomes, not errors.
@@ -57,6 +62,20 @@ pub enum CodecError {
     /// A recoder needs at least one received symbol to combine.
     #[error("nothing to recode: no symbol has been received")]
     NothingToRecode,
+    /// A sliding-window encoder needs at least one packet in its window.
+    #[error("nothing to encode: the window is empty")]
+    EmptyWindow,
+    /// An acknowledgement can reach at most one past the last packet pushed.
+    #[error("acknowledgement of {seq} is past the end of the window: expected at most {end}, one past the last packet pushed")]
+    AcknowledgementPastEnd { seq: u64, end: u64 },
+    /// A generation's buffers must have a size that `usize` can hold.
+    #[error("symbols = {symbols} of symbol_bytes = {symbol_bytes} overflow usize: expected a generation that fits in memory")]
+    GenerationTooLarge { symbols: usize, symbol_bytes: usize },
+    /// A codec allocates its buffers when it is built, and the machine refused.
+    #[error(
+        "out of memory: {bytes} bytes could not be allocated for symbols = {symbols} of symbol_bytes = {symbol_bytes}"
+    )]
+    OutOfMemory { bytes: usize, symbols: usize, symbol_bytes: usize },
 }
 
 /// Checks the shape of a generation shared by encoders and decoders.
@@ -91,4 +110,49 @@ fn check_payload(payload: &[u8], expected: usize) -> Result<(), CodecError> {
         return Err(CodecError::PayloadLength { got: payload.len(), expected });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_generation_whose_size_overflows_usize_is_an_error() {
+        for field in [Field::GF2, Field::GF256] {
+            for (symbols, symbol_bytes) in [(4, usize::MAX), (4, usize::MAX - 63), (4, 1 << 62), (MAX_SYMBOLS, 1 << 49)]
+            {
+                let too_large = Some(CodecError::GenerationTooLarge { symbols, symbol_bytes });
+                assert_eq!(Encoder::new(field, symbols, symbol_bytes).err(), too_large);
+                assert_eq!(Decoder::new(field, symbols, symbol_bytes).err(), too_large);
+                assert_eq!(Recoder::new(field, symbols, symbol_bytes).err(), too_large);
+            }
+        }
+        let message = CodecError::GenerationTooLarge { symbols: 4, symbol_bytes: usize::MAX }.to_string();
+        assert!(message.contains("symbols = 4 ") && message.contains(&format!("symbol_bytes = {}", usize::MAX)));
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "Miri stops at an allocation past its memory instead of failing it")]
+    fn a_generation_past_memory_is_an_error_not_an_abort() {
+        // 2^62 bytes: no machine has that much address space to give.
+        let (symbols, symbol_bytes) = (4, 1 << 60);
+        let bytes = symbols * symbol_bytes + 63;
+        let out_of_memory = CodecError::OutOfMemory { bytes, symbols, symbol_bytes };
+        for field in [Field::GF2, Field::GF256] {
+            assert_eq!(Encoder::new(field, symbols, symbol_bytes).err(), Some(out_of_memory.clone()));
+            assert_eq!(Decoder::new(field, symbols, symbol_bytes).err(), Some(out_of_memory.clone()));
+        }
+        let message = out_of_memory.to_string();
+        assert!(message.contains(&format!("{bytes} bytes")) && message.contains("symbols = 4 "), "{message}");
+        // 2^42 bytes: more than most machines have. A decoder only reserves
+        // its payloads' room, so where the allocator grants the address
+        // space anyway (`vm.overcommit_memory = 1`) it is built untouched.
+        let symbol_bytes = 1 << 40;
+        match Decoder::new(Field::GF256, symbols, symbol_bytes) {
+            Ok(decoder) => assert_eq!(decoder.symbol_bytes(), symbol_bytes),
+            Err(e) => {
+                assert_eq!(e, CodecError::OutOfMemory { bytes: symbols * symbol_bytes + 63, symbols, symbol_bytes })
+            }
+        }
+    }
 }

@@ -39,13 +39,19 @@ impl SlidingEncoder {
         Ok(self.start + self.window.len() as u64 - 1)
     }
 
-    /// Drops every packet below `seq`: the receiver has seen them.
-    pub fn acknowledge(&mut self, seq: u64) {
-        while self.start < seq && !self.window.is_empty() {
+    /// Drops every packet below `seq`: the receiver has seen them. A `seq`
+    /// below the window's start is a late acknowledgement, and changes
+    /// nothing; one past [`SlidingEncoder::end`] acknowledges packets never
+    /// pushed, and is refused.
+    pub fn acknowledge(&mut self, seq: u64) -> Result<(), CodecError> {
+        if seq > self.end() {
+            return Err(CodecError::AcknowledgementPastEnd { seq, end: self.end() });
+        }
+        while self.start < seq {
             self.window.pop_front();
             self.start += 1;
         }
-        self.start = self.start.max(seq.min(self.end()));
+        Ok(())
     }
 
     pub fn symbol_bytes(&self) -> usize {
@@ -69,8 +75,12 @@ impl SlidingEncoder {
 
     /// Codes over the whole window with coefficients drawn from `seed`.
     /// `coefficients` is resized to the window; the combination covers
-    /// sequence numbers `start()..end()`.
+    /// sequence numbers `start()..end()`. An empty window is an error: a
+    /// combination of nothing carries nothing.
     pub fn encode(&self, seed: u64, coefficients: &mut Vec<u8>, payload: &mut [u8]) -> Result<u64, CodecError> {
+        if self.window.is_empty() {
+            return Err(CodecError::EmptyWindow);
+        }
         check_payload(payload, self.symbol_bytes)?;
         coefficients.resize(self.window.len(), 0);
         coefficients::generate(self.field, seed, coefficients);

@@ -1,5 +1,8 @@
 //! Symbol storage aligned to cache lines.
 
+use super::CodecError;
+use crate::alloc;
+
 /// One cache line: every symbol starts one.
 const LINE: usize = 64;
 
@@ -28,25 +31,31 @@ pub(crate) struct Symbols {
 }
 
 impl Symbols {
-    /// Room for `capacity` symbols of `symbol_bytes` bytes, holding none.
-    pub(crate) fn with_capacity(symbol_bytes: usize, capacity: usize) -> Symbols {
-        let stride = symbol_bytes.next_multiple_of(LINE);
-        let room = capacity * stride;
-        let mut buffer = Vec::<u8>::with_capacity(if room == 0 { 0 } else { room + LINE - 1 });
-        let start = if room == 0 { 0 } else { buffer.as_ptr().align_offset(LINE) };
-        buffer.resize(start, 0);
-        Symbols { buffer, start, len: 0, capacity, symbol_bytes, stride }
+    /// Room for `capacity` symbols of `symbol_bytes` bytes, holding none; an
+    /// error, not an abort, if that much memory cannot be had.
+    pub(crate) fn with_capacity(symbol_bytes: usize, capacity: usize) -> Result<Symbols, CodecError> {
+        let too_large = || CodecError::GenerationTooLarge { symbols: capacity, symbol_bytes };
+        let stride = symbol_bytes.checked_next_multiple_of(LINE).ok_or_else(too_large)?;
+        let room = capacity.checked_mul(stride).ok_or_else(too_large)?;
+        let bytes = if room == 0 { 0 } else { room.checked_add(LINE - 1).ok_or_else(too_large)? };
+        let buffer = alloc::try_with_capacity::<u8>(bytes).map_err(|r| CodecError::OutOfMemory {
+            bytes: r.bytes,
+            symbols: capacity,
+            symbol_bytes,
+        })?;
+        let (buffer, start) = aligned(buffer);
+        Ok(Symbols { buffer, start, len: 0, capacity, symbol_bytes, stride })
     }
 
     /// `count` zero symbols (none if symbols have no bytes, which are not
     /// stored, as `push` does not store them).
-    pub(crate) fn zeroed(symbol_bytes: usize, count: usize) -> Symbols {
-        let mut symbols = Symbols::with_capacity(symbol_bytes, count);
+    pub(crate) fn zeroed(symbol_bytes: usize, count: usize) -> Result<Symbols, CodecError> {
+        let mut symbols = Symbols::with_capacity(symbol_bytes, count)?;
         if symbols.stride > 0 {
             symbols.buffer.resize(symbols.start + count * symbols.stride, 0);
             symbols.len = count;
         }
-        symbols
+        Ok(symbols)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -110,13 +119,21 @@ impl Symbols {
     }
 }
 
+/// `buffer`, empty, filled with zeros up to its first cache-line boundary,
+/// and where that is (0 if it has no room).
+fn aligned(mut buffer: Vec<u8>) -> (Vec<u8>, usize) {
+    let start = if buffer.capacity() == 0 { 0 } else { buffer.as_ptr().align_offset(LINE) };
+    buffer.resize(start, 0);
+    (buffer, start)
+}
+
 /// A copy aligned in its own allocation, with the same capacity.
 impl Clone for Symbols {
     fn clone(&self) -> Symbols {
-        let mut copy = Symbols::with_capacity(self.symbol_bytes, self.capacity);
-        copy.buffer.extend_from_slice(&self.buffer[self.start..]);
-        copy.len = self.len;
-        copy
+        // A copy aborts if memory runs out, as every `Clone` of a collection does.
+        let (mut buffer, start) = aligned(Vec::with_capacity(self.buffer.capacity()));
+        buffer.extend_from_slice(&self.buffer[self.start..]);
+        Symbols { buffer, start, ..*self }
     }
 }
 
@@ -132,7 +149,7 @@ mod tests {
     #[test]
     fn symbols_start_cache_lines_and_keep_their_bytes() {
         for size in [0usize, 1, 63, 64, 65, 1500] {
-            let mut s = Symbols::with_capacity(size, 3);
+            let mut s = Symbols::with_capacity(size, 3).unwrap();
             let data: Vec<Vec<u8>> =
                 (0..3u8).map(|k| (0..size).map(|b| (b as u8).wrapping_mul(7) ^ k).collect()).collect();
             for d in &data {
@@ -153,7 +170,7 @@ mod tests {
             assert_eq!(s.len(), 0);
             s.push(&data[2]);
             assert_eq!(s.rows().first().copied(), (size > 0).then_some(&data[2][..]));
-            let zeros = Symbols::zeroed(size, 2);
+            let zeros = Symbols::zeroed(size, 2).unwrap();
             assert_eq!((zeros.len(), zeros.capacity()), (if size == 0 { 0 } else { 2 }, 2));
             assert!(zeros.rows().iter().all(|r| (r.as_ptr() as usize).is_multiple_of(64) && r.iter().all(|&b| b == 0)));
         }

@@ -101,7 +101,8 @@ impl NcSource {
         // specifies the vector on the wire.
         let (seed, start) = loop {
             let seed = self.rng.next_u64();
-            let start = self.encoder.encode(seed, &mut coefficients, &mut payload).expect("sizes match");
+            let start =
+                self.encoder.encode(seed, &mut coefficients, &mut payload).expect("sizes match, a packet waits");
             if coefficients.last() != Some(&0) {
                 break (seed, start);
             }
@@ -132,7 +133,7 @@ impl NcSource {
         let before = self.encoder.start();
         let seen = ack.seen.min(self.encoder.end());
         let acked = if seen > before { self.window[(seen - 1 - before) as usize].end() } else { self.acked_end };
-        self.encoder.acknowledge(seen);
+        self.encoder.acknowledge(seen).expect("seen is at most the window's end");
         let gone = (self.encoder.start() - before) as usize;
         if gone > 0 {
             self.acked_end = self.window[gone - 1].end();
