@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Union, cast
 
 from . import _native
 from ._native import ScenarioError as ScenarioError  # re-exported: the error of load and run
-from .files import write_atomically
+from .files import InputFileError, read_text, write_atomically
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,12 +63,13 @@ def load(
     if isinstance(scenario, Mapping):
         return _native.Simulation(json.dumps(scenario), origin="<dict>", format="json", overrides=pairs)
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and "\n" not in scenario):
-        path = Path(scenario)
         try:
-            text = path.read_text()
-        except OSError as e:
-            raise ScenarioError(f"{path}: cannot read the scenario: {e.strerror}") from None
-        return _native.Simulation(text, origin=str(path), format="toml", overrides=pairs)
+            text = read_text(scenario)
+        except InputFileError as e:
+            raise ScenarioError(
+                f"{e.path}{f':{e.line}' if e.line else ''}: cannot read the scenario: {e.reason}"
+            ) from None
+        return _native.Simulation(text, origin=str(Path(scenario)), format="toml", overrides=pairs)
     return _native.Simulation(scenario, origin="<text>", format="toml", overrides=pairs)
 
 

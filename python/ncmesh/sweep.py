@@ -47,7 +47,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from . import __version__, _native
-from .files import write_atomically
+from .files import InputFileError, read_text, write_atomically
 from .simulate import RunResult, ScenarioError, execute, load
 from .store import METRICS, Store
 
@@ -488,12 +488,12 @@ def parse(path: str | os.PathLike[str], text: str | None = None) -> Sweep:
     runs that the store records (so that a sweep over a range that strays
     outside the valid domain still runs the rest).
     """
-    path = Path(path)
+    given, path = path, Path(path)
     if text is None:
         try:
-            text = path.read_text()
-        except OSError as e:
-            raise SweepError(f"{path}:1: file: cannot read the sweep file: {e.strerror}") from None
+            text = read_text(given)
+        except InputFileError as e:
+            raise SweepError(f"{e.path}:{e.line or 1}: file: cannot read the sweep file: {e.reason}") from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -649,7 +649,7 @@ def plan(sweep: Sweep) -> list[Task]:
             try:
                 simulation = load(sweep.scenario, seed=seed, overrides=overrides)
             except ScenarioError as e:
-                key = _hash("invalid", sweep.scenario.read_text(), overrides, seed, build)
+                key = _hash("invalid", read_text(sweep.scenario), overrides, seed, build)
                 tasks.append(Task(key, point, seed, None, None, sweep.null, error=f"ScenarioError: {e}"))
                 continue
             toml = simulation.resolved_toml()

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import signal
-from pathlib import Path
 from types import FrameType
 from typing import Annotated
 
 import typer
 
-from ._base import app, fail, out, parse_assignments
+from ._base import app, fail, out, parse_assignments, scenario_file
 
 
 class _Terminated(Exception):
@@ -55,12 +54,9 @@ def emulate(
     commands and those given here. Node N is 10.0.0.N for the N-th node listed."""
     from ..emulate import EmulateError
     from ..emulate import emulate as run_emulation
-    from ..paths import scenario as scenario_path
     from ..simulate import ScenarioError
 
-    path = scenario_path(scenario)
-    if not path.exists() and Path(scenario).suffix != ".toml":
-        raise fail(f"{scenario}: no such file, and no shipped scenario of that name")
+    path = scenario_file(scenario)
     commands = _commands(run_ or [], False, "--run") + _commands(serve or [], True, "--serve")
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 from ._base import app as main_app
+from ._base import path
 
 app = typer.Typer(
     add_completion=False,
@@ -31,7 +32,7 @@ app = typer.Typer(
 main_app.add_typer(app, name="model")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-PlotOpt = Annotated[Path | None, typer.Option("--plot", help="Draw the model's standard figure to FILE.")]
+PlotOpt = Annotated[Path | None, typer.Option("--plot", parser=path, help="Draw the model's standard figure to FILE.")]
 
 
 def _fail(msg: str) -> NoReturn:

@@ -1,0 +1,176 @@
+"""Bad input on the command line and in the Python API: a one-line error that
+names the file, line or option and what was expected, and exit status 2;
+never a traceback."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import ncmesh
+from ncmesh import files
+from ncmesh.cli import app
+from ncmesh.store import Store
+
+SCENARIO = """\
+duration = 5
+seed = 1
+nodes = [1, 2]
+
+[[links]]
+between = [1, 2]
+capacity = 1e6
+delay = 0.01
+
+[[flows]]
+src = 1
+dst = 2
+app = "bulk"
+"""
+
+
+def refused(*args: str) -> str:
+    """Runs the command line, checks it refused the input in one line with status 2, and gives the line."""
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    lines = [line for line in result.output.splitlines() if line.startswith(("error:", "Error:"))]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Path:
+    path = tmp_path / "base.toml"
+    path.write_text(SCENARIO)
+    return path
+
+
+# ---------------------------------------------------------------- input files
+
+
+def test_a_scenario_that_is_not_utf8_is_refused_at_the_line_of_the_first_bad_byte(tmp_path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'duration = 5\nname = "caf\xe9"\n')
+    line = refused("run", str(path))
+    assert f"{path}:2: cannot read the scenario: byte 0xe9 at column 12 is not UTF-8" in line
+
+
+def test_a_utf16_scenario_is_named_as_such(tmp_path):
+    path = tmp_path / "utf16.toml"
+    path.write_text("duration = 5\n", encoding="utf-16")
+    assert "is UTF-16 text; expected UTF-8" in refused("run", str(path))
+
+
+def test_an_empty_scenario_path_or_a_directory_is_refused(tmp_path):
+    assert "empty path" in refused("run", "")
+    assert f"{tmp_path}: cannot read the scenario: is a directory; expected a file" in refused("run", str(tmp_path))
+
+
+def test_input_is_read_up_to_a_limit(tmp_path):
+    path = tmp_path / "big.toml"
+    path.write_bytes(b"#" * 2**20 + b"\n")
+    with pytest.raises(files.InputFileError, match="larger than 0 MiB"):
+        files.read_text(path, limit=2**19)
+    assert files.read_text(path).startswith("#")
+
+
+def test_the_python_api_raises_scenario_error_naming_a_non_utf8_file(tmp_path):
+    path = tmp_path / "binary.toml"
+    path.write_bytes(b"\x00\x01\xc9\xff\n")
+    with pytest.raises(ncmesh.ScenarioError, match=rf"{path.name}:1: cannot read the scenario: byte 0xc9"):
+        ncmesh.run(path)
+
+
+def test_a_binary_sweep_file_is_refused_with_its_name(tmp_path):
+    path = tmp_path / "sweep.toml"
+    path.write_bytes(b"name = 'x'\n\xc9\x00\x00")
+    assert f"{path}:2: file: cannot read the sweep file: byte 0xc9" in refused("sweep", str(path))
+
+
+# ---------------------------------------------------------------- output paths
+
+
+def test_write_atomically_refuses_a_directory_and_names_the_path_not_the_temporary(tmp_path):
+    with pytest.raises(IsADirectoryError) as refusal:
+        files.write_text_atomically(tmp_path, "x")
+    assert refusal.value.filename == str(tmp_path)
+
+    def fails(p: Path) -> None:
+        raise PermissionError(13, "Permission denied", str(p))
+
+    with pytest.raises(PermissionError) as refusal:
+        files.write_atomically(tmp_path / "out.csv", fails)
+    assert refusal.value.filename == str(tmp_path / "out.csv")
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_output_path_in_the_way_is_one_line_naming_it(scenario, tmp_path):
+    in_the_way = tmp_path / "file.txt"
+    in_the_way.write_text("")
+    assert refused("run", str(scenario), "--out", str(in_the_way)) == (
+        f"error: {in_the_way}: exists and is not a directory"
+    )
+    assert refused("schema", "--out", str(tmp_path)) == f"error: {tmp_path}: is a directory; expected a file name"
+    assert refused("schema", "--out", str(in_the_way / "schema.json")) == (
+        f"error: {in_the_way}: exists and is not a directory"
+    )
+    assert in_the_way.read_text() == ""
+
+
+def test_an_empty_output_path_is_refused_rather_than_taken_as_the_current_directory(scenario, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert "'--out': an empty path names no file" in refused("run", str(scenario), "--out", "")
+    assert sorted(os.listdir(tmp_path)) == ["base.toml"]
+
+
+# ---------------------------------------------------------------- stores
+
+
+def stored(path: Path) -> Path:
+    with Store(path) as s:
+        s.record(
+            {
+                "key": "abcdef123456789",
+                "sweep": "s",
+                "params": {"links.0.loss": 0.1},
+                "seed": 1,
+                "status": "ok",
+                "ncmesh_version": "0",
+                "build": "b",
+                "finished_at": "2024-01-01T00:00:00",
+            }
+        )
+    return path
+
+
+def test_a_store_that_is_not_one_is_refused_naming_it(scenario, tmp_path):
+    not_sqlite = tmp_path / "notes.txt"
+    not_sqlite.write_text("not a database\n" * 100)
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(f'scenario = "{scenario.name}"\n')
+    for db in (not_sqlite, tmp_path):
+        line = refused("sweep", str(sweep), "--db", str(db), "-j", "1")
+        assert line.startswith(f"error: {db}: ") and "an SQLite file written by ncmesh sweep" in line
+        assert refused("results", str(db)).startswith(f"error: {db}: ")
+        assert refused("report", str(db), "--out", str(tmp_path / "r.html")).startswith(f"error: {db}: ")
+    assert not_sqlite.read_text() == "not a database\n" * 100
+
+
+def test_a_store_missing_a_column_or_holding_bad_json_is_named_with_what_is_wrong(tmp_path):
+    dropped = stored(tmp_path / "dropped.sqlite")
+    with Store(dropped) as s:
+        s.db.execute("ALTER TABLE runs DROP COLUMN params")
+    damaged = stored(tmp_path / "damaged.sqlite")
+    with Store(damaged) as s, s.db:
+        s.db.execute("UPDATE runs SET params = '{bad'")
+    for command in (["results"], ["report", "--out", str(tmp_path / "r.html")]):
+        line = refused(command[0], str(dropped), *command[1:])
+        assert line == f"error: {dropped}: not a results store: table runs has no column params"
+        line = refused(command[0], str(damaged), *command[1:])
+        assert line.startswith(f"error: {damaged}: run abcdef123456: params: not JSON")
+    assert json.loads(
+        CliRunner().invoke(app, ["results", str(stored(tmp_path / "ok.sqlite")), "--format", "json"]).output
+    )
