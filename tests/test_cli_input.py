@@ -174,3 +174,56 @@ def test_a_store_missing_a_column_or_holding_bad_json_is_named_with_what_is_wron
     assert json.loads(
         CliRunner().invoke(app, ["results", str(stored(tmp_path / "ok.sqlite")), "--format", "json"]).output
     )
+
+
+# ---------------------------------------------------------------- sizes
+
+
+def sweep_file(tmp_path: Path, scenario: Path, body: str) -> Path:
+    path = tmp_path / "sweep.toml"
+    path.write_text(f'scenario = "{scenario.name}"\n{body}')
+    return path
+
+
+def test_seed_counts_ranges_and_whole_sweeps_are_capped_at_a_million(scenario, tmp_path):
+    path = sweep_file(tmp_path, scenario, "seeds = 1000000000\n")
+    assert refused("sweep", str(path)) == f"error: {path}:2: seeds: expected at most 1,000,000 seeds, found 1000000000"
+    path = sweep_file(tmp_path, scenario, '[axes]\n"links.0.loss" = { start = 0.0, stop = 0.1, num = 1000000000 }\n')
+    line = refused("sweep", str(path))
+    assert line.startswith(f"error: {path}:3: axes.links.0.loss: range has 1000000000 values")
+    assert "at most 1,000,000" in line
+    body = "seeds = 3\n[axes]\n"
+    body += '"links.0.loss" = { start = 0.0, stop = 0.1, num = 1000 }\n'
+    body += '"links.0.delay" = { start = 0.01, stop = 0.1, num = 1000 }\n'
+    path = sweep_file(tmp_path, scenario, body)
+    assert refused("sweep", str(path)) == (
+        f"error: {path}:3: axes: the axes crossed and the seeds make 3,000,000 runs; "
+        "that is surely a mistake (expected at most 1,000,000)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["validate", "bianchi", "--stations", "1000000"], "--stations 1000000: expected counts from 1 to 500"),
+        (["validate", "bianchi", "--stations", "1,,2"], "--stations 1,,2: expected comma-separated counts"),
+        (["bench", "grid", "--size", "100000"], "'--size': 100000 is not in the range 2<=x<=200"),
+        (["validate", "bianchi", "--duration", "nan"], "'--duration': nan is out of range; expected a finite number"),
+        (["validate", "bianchi", "--duration", "inf"], "'--duration': inf is out of range; expected a finite number"),
+        (["bench", "sim", "--loss", "nan"], "'--loss': nan is out of range; expected a finite number from 0 to 0.99"),
+        (["bench", "sim", "--duration", "inf"], "'--duration': inf is out of range"),
+        (["codec-demo", "--size-mb", "inf"], "'--size-mb': inf is out of range"),
+    ],
+)
+def test_sizes_and_floats_out_of_range_are_refused_naming_the_option(args, words):
+    assert words in refused(*args)
+
+
+def help_of(*args: str) -> str:
+    return " ".join(CliRunner().invoke(app, [*args, "--help"]).output.split())
+
+
+def test_bounds_are_stated_in_the_help():
+    assert "x<=200" in help_of("bench", "grid")
+    assert "1 to 500 each" in help_of("validate", "bianchi")
+    assert "at least 1" in help_of("bench", "sim")

@@ -215,6 +215,10 @@ def _line_of(lines: Mapping[tuple[str, ...], int], path: tuple[str, ...]) -> int
 
 _RANGE_KEYS = ("start", "stop", "num", "step")
 
+MOST_VALUES = 1_000_000
+"""The most values an axis range or a seed count may give, and the most runs a
+sweep may plan: more is surely a typo, and expanding it would fill memory."""
+
 
 def _show(value: Any) -> str:
     """A value as it would be written in TOML, shortened for a message."""
@@ -252,13 +256,15 @@ class Range(BaseModel):
             raise PydanticCustomError(
                 "range", "a range takes exactly one of num (evenly spaced, both ends included) or step"
             )
-        if self.step is not None:
-            if self.step == 0 or (self.stop - self.start) / self.step < 0:
-                raise PydanticCustomError(
-                    "range", f"range step {self.step!r} never goes from {self.start!r} to {self.stop!r}"
-                )
-            if self._count() > 1_000_000:
-                raise PydanticCustomError("range", f"range has {self._count()} values; that is surely a mistake")
+        if self.step is not None and (self.step == 0 or (self.stop - self.start) / self.step < 0):
+            raise PydanticCustomError(
+                "range", f"range step {self.step!r} never goes from {self.start!r} to {self.stop!r}"
+            )
+        count = self.num if self.num is not None else self._count()
+        if count > MOST_VALUES:
+            raise PydanticCustomError(
+                "range", f"range has {count} values; that is surely a mistake (expected at most {MOST_VALUES:,})"
+            )
         return self
 
     def _count(self) -> int:
@@ -311,6 +317,8 @@ def _same_lengths(group: dict[str, list[Any] | Range]) -> dict[str, list[Any] | 
 def _seed_count(value: int) -> int:
     if value < 1:
         raise PydanticCustomError("seeds", f"need at least one seed, found {value}")
+    if value > MOST_VALUES:
+        raise PydanticCustomError("seeds", f"expected at most {MOST_VALUES:,} seeds, found {value}")
     return value
 
 
@@ -543,6 +551,12 @@ def parse(path: str | os.PathLike[str], text: str | None = None) -> Sweep:
                     )
                 )
             seen.add(key)
+    runs = math.prod(len(axis.values) for axis in sweep.axes) * len(sweep.seeds)
+    if runs > MOST_VALUES:
+        raise SweepError(
+            f"{path}:{_line_of(lines, ('axes',))}: axes: the axes crossed and the seeds make {runs:,} runs; "
+            f"that is surely a mistake (expected at most {MOST_VALUES:,})"
+        )
     _check_against_scenario(sweep)
     return sweep
 

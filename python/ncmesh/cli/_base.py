@@ -44,12 +44,14 @@ def finite(low: float | None = None, high: float | None = None) -> Callable[[str
     """The parser of a float option that must be a finite number in ``[low, high]``
     (``parser=finite(1.0)``). click's own float ranges let nan and inf through:
     every comparison with nan is false, and inf is above any lower bound."""
-    bounds = " and ".join(
-        b
-        for b in (f"at least {low:g}" if low is not None else "", f"at most {high:g}" if high is not None else "")
-        if b
-    )
-    expected = f"a finite number{f' {bounds}' if bounds else ''}"
+    if low is not None and high is not None:
+        expected = f"a finite number from {low:g} to {high:g}"
+    elif low is not None:
+        expected = f"a finite number of at least {low:g}"
+    elif high is not None:
+        expected = f"a finite number of at most {high:g}"
+    else:
+        expected = "a finite number"
 
     def number(text: str) -> float:
         try:
