@@ -227,3 +227,46 @@ def test_bounds_are_stated_in_the_help():
     assert "x<=200" in help_of("bench", "grid")
     assert "1 to 500 each" in help_of("validate", "bianchi")
     assert "at least 1" in help_of("bench", "sim")
+
+
+# ---------------------------------------------------------------- option values
+
+
+def test_reproduce_refuses_fewer_than_one_job_as_sweep_does(tmp_path):
+    for jobs in ("0", "-3"):
+        line = refused("reproduce", "honc2012", "--quick", "--jobs", jobs, "--out", str(tmp_path / "out"))
+        assert f"'--jobs': {jobs} is not in the range x>=1" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_dask_address_that_is_not_one_is_refused_before_any_run(scenario, tmp_path):
+    pytest.importorskip("distributed")
+    sweep = sweep_file(tmp_path, scenario, "")
+    line = refused("sweep", str(sweep), "--db", str(tmp_path / "r.sqlite"), "--dask", "notaurl")
+    assert line.startswith("error: --dask notaurl: expected 'local' or a scheduler address such as tcp://HOST:8786")
+    assert not (tmp_path / "r.sqlite").exists()
+    line = refused("reproduce", "honc2012", "--quick", "--dask", "notaurl", "--out", str(tmp_path / "out"))
+    assert line.startswith("error: --dask notaurl: expected 'local'")
+
+
+def test_seeds_the_store_cannot_hold_are_refused_before_any_run(scenario, tmp_path):
+    sweep = sweep_file(tmp_path, scenario, "seeds = [1, 18446744073709551615]\n")
+    assert refused("sweep", str(sweep), "--db", str(tmp_path / "r.sqlite")) == (
+        f"error: {sweep}:2: seeds: expected a seed from 0 to 2**63 - 1 (the store's integers), "
+        "found 18446744073709551615"
+    )
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_a_seed_out_of_range_names_the_option_or_the_argument(scenario):
+    assert "'--seed': 18446744073709551615 is not in the range 0<=x<=9223372036854775807" in refused(
+        "run", str(scenario), "--seed", str(2**64 - 1)
+    )
+    with pytest.raises(ncmesh.ScenarioError, match=r"^seed: expected an integer from 0 to 2\*\*63 - 1, found -1$"):
+        ncmesh.run(scenario, seed=-1)
+    with pytest.raises(ncmesh.ScenarioError, match=r"^seed: .* found 18446744073709551616$"):
+        ncmesh.run(scenario, seed=2**64)
+    for seed in (1.7, "abc", True):
+        with pytest.raises(TypeError, match=rf"^seed: expected an integer .* \({type(seed).__name__}\)$"):
+            ncmesh.run(scenario, seed=seed)
+    assert ncmesh.run(scenario, seed=2**63 - 1).sim_time_s == 5

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +25,20 @@ ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 Progress = Callable[[float, float, int], None]
 """Called as ``progress(simulated_s, duration_s, events)`` between slices of a run."""
+
+
+MAX_SEED = 2**63 - 1
+"""The largest seed: scenario files are TOML, whose integers are signed 64-bit,
+and the results store keeps seeds as SQLite's signed 64-bit INTEGER."""
+
+
+def checked_seed(seed: object, name: str = "seed") -> int:
+    """``seed`` as an int, or an error naming it: a float or a string is not truncated or parsed."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer from 0 to 2**63 - 1, found {seed!r} ({type(seed).__name__})")
+    if not 0 <= int(seed) <= MAX_SEED:
+        raise ScenarioError(f"{name}: expected an integer from 0 to 2**63 - 1, found {seed}")
+    return int(seed)
 
 
 def toml_literal(value: Any) -> str:
@@ -59,7 +74,7 @@ def load(
     """
     pairs = [(k, toml_literal(v)) for k, v in (overrides or {}).items()] + list(toml_overrides)
     if seed is not None:
-        pairs.append(("seed", toml_literal(int(seed))))
+        pairs.append(("seed", toml_literal(checked_seed(seed))))
     if isinstance(scenario, Mapping):
         return _native.Simulation(json.dumps(scenario), origin="<dict>", format="json", overrides=pairs)
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and "\n" not in scenario):

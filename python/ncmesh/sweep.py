@@ -48,7 +48,7 @@ from pydantic_core import PydanticCustomError
 
 from . import __version__, _native
 from .files import InputFileError, read_text, write_atomically
-from .simulate import RunResult, ScenarioError, execute, load
+from .simulate import MAX_SEED, RunResult, ScenarioError, execute, load
 from .store import METRICS, Store
 
 
@@ -334,8 +334,17 @@ def _seeds_kind(value: Any) -> str | None:
     return "<list>" if isinstance(value, list) else None
 
 
+def _storable(seed: int) -> int:
+    if seed > MAX_SEED:
+        raise PydanticCustomError("seeds", f"expected a seed from 0 to 2**63 - 1 (the store's integers), found {seed}")
+    return seed
+
+
 _SeedList = Annotated[
-    list[Annotated[int, Field(ge=0, lt=2**64)]], Field(min_length=1), AfterValidator(_distinct), Tag("<list>")
+    list[Annotated[int, Field(ge=0), AfterValidator(_storable)]],
+    Field(min_length=1),
+    AfterValidator(_distinct),
+    Tag("<list>"),
 ]
 Seeds = Annotated[
     Annotated[int, AfterValidator(_seed_count), Tag("<count>")] | _SeedList,
@@ -1017,6 +1026,24 @@ def _local_cluster(workers: int) -> Any:
     )
 
 
+def check_dask_address(address: str) -> None:
+    """Refuses a ``--dask`` that is neither ``local`` nor a scheduler address, before any run."""
+    if address == "local":
+        return
+    try:
+        from distributed.comm.addressing import parse_address, parse_host_port
+    except ImportError:
+        raise SweepError("--dask needs the dask extra: pip install 'ncmesh[dask]'") from None
+    try:
+        scheme, location = parse_address(address)
+        if scheme != "inproc":
+            parse_host_port(location)
+    except (TypeError, ValueError) as e:
+        raise SweepError(
+            f"--dask {address}: expected 'local' or a scheduler address such as tcp://HOST:8786 ({e})"
+        ) from None
+
+
 class _DaskRunner:
     """Each run is one Dask task; results come back to this process, which alone writes the store."""
 
@@ -1133,6 +1160,8 @@ def run_sweep(
     back as ``report.interrupted``.
     """
     started = time.perf_counter()
+    if dask is not None:
+        check_dask_address(dask)
     if not isinstance(sweep, Sweep):
         sweep = parse(sweep)
     jobs = jobs or default_jobs()

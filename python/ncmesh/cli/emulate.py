@@ -46,7 +46,10 @@ def emulate(
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override a key: --set link_class.hop.loss=0.01")
     ] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed of the links' loss processes.")] = None,
+    seed: Annotated[
+        # 2**63 - 1 is simulate.MAX_SEED, written out so that the command line starts without the simulator.
+        int | None, typer.Option(min=0, max=2**63 - 1, help="Seed of the links' loss processes.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
 ) -> None:
     """Run a scenario's point-to-point links in real time between Linux network

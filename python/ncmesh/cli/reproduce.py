@@ -20,7 +20,7 @@ app.add_typer(reproduce_app, name="reproduce")
 OutDir = Annotated[
     Path, typer.Option("--out", parser=path, help="Directory for the tables, figures and the results store.")
 ]
-Jobs = Annotated[int | None, typer.Option(help="Parallel runs; default: every core.")]
+Jobs = Annotated[int | None, typer.Option(min=1, help="Parallel runs; default: every core.")]
 Dask = Annotated[str | None, typer.Option(help="Run on a Dask cluster: a scheduler address, or 'local'.")]
 AllowFailed = Annotated[
     bool, typer.Option("--allow-failed", help="Exit 0 even if some runs failed (they are still listed).")
@@ -40,6 +40,8 @@ def reproduce_with_progress(
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     from ..files import make_directory
+    from ..store import StoreBusy, StoreError
+    from ..sweep import SweepError
 
     make_directory(out_dir)  # a bad --out is refused before the runs, not after them
     columns = (TextColumn("runs"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn())
@@ -56,6 +58,8 @@ def reproduce_with_progress(
             )
     except KeyboardInterrupt:
         raise fail(f"interrupted; finished runs are kept in {out_dir / store} and the next run resumes", 130) from None
+    except (StoreBusy, StoreError, SweepError) as e:
+        raise fail(str(e)) from None
     from .. import report
 
     result["figures"].append(report.write(out_dir / store, out_dir / f"{Path(store).stem}-report.html"))

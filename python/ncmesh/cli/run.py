@@ -27,7 +27,10 @@ def run(
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override a key: --set link_class.wireless.loss=0.1")
     ] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed of the run (overrides the scenario's).")] = None,
+    seed: Annotated[
+        # 2**63 - 1 is simulate.MAX_SEED, written out so that the command line starts without the simulator.
+        int | None, typer.Option(min=0, max=2**63 - 1, help="Seed of the run (overrides the scenario's).")
+    ] = None,
     out_dir: Annotated[
         Path | None,
         typer.Option("--out", parser=path, help="Write the tables (Parquet and CSV) into this directory."),
