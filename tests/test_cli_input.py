@@ -171,9 +171,9 @@ def test_a_store_missing_a_column_or_holding_bad_json_is_named_with_what_is_wron
         assert line == f"error: {dropped}: not a results store: table runs has no column params"
         line = refused(command[0], str(damaged), *command[1:])
         assert line.startswith(f"error: {damaged}: run abcdef123456: params: not JSON")
-    assert json.loads(
-        CliRunner().invoke(app, ["results", str(stored(tmp_path / "ok.sqlite")), "--format", "json"]).output
-    )
+    exported = CliRunner().invoke(app, ["results", str(stored(tmp_path / "ok.sqlite")), "--format", "json"])
+    [run] = json.loads(exported.output)
+    assert run["links.0.loss"] == 0.1 and "params" not in run
 
 
 # ---------------------------------------------------------------- sizes

@@ -34,6 +34,7 @@ def load(db: str | os.PathLike[str], where: str | None = None) -> pd.DataFrame:
     if missing:
         raise StoreError(f"{db}: not a results store: table runs has no column {', '.join(missing)}")
     params = pd.DataFrame(_json_column(db, runs, "params"), index=runs.index)
+    runs = runs.drop(columns="params")
     if "counters" in runs.columns:
         _json_column(db, runs, "counters")
     params = params[[c for c in params.columns if c not in runs.columns]]
