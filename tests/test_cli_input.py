@@ -270,3 +270,31 @@ def test_a_seed_out_of_range_names_the_option_or_the_argument(scenario):
         with pytest.raises(TypeError, match=rf"^seed: expected an integer .* \({type(seed).__name__}\)$"):
             ncmesh.run(scenario, seed=seed)
     assert ncmesh.run(scenario, seed=2**63 - 1).sim_time_s == 5
+
+
+# ---------------------------------------------------------------- --where
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "1=1; COPY (SELECT 42) TO '{out}'",
+        "1=1; DROP VIEW runs",
+        "seed = 1 ORDER BY seed",
+        "seed = 1, seed = 2",
+    ],
+)
+def test_where_is_one_condition_and_runs_no_other_statement(tmp_path, where):
+    db, out = stored(tmp_path / "r.sqlite"), tmp_path / "written.csv"
+    line = refused("results", str(db), "--where", where.format(out=out))
+    assert "expected one SQL condition over the columns" in line
+    assert not out.exists()
+
+
+def test_where_reads_the_runs_and_no_file(tmp_path):
+    db, secret = stored(tmp_path / "r.sqlite"), tmp_path / "secret.csv"
+    secret.write_text("a\n1\n")
+    line = refused("results", str(db), "--where", f"seed = (SELECT max(a) FROM read_csv('{secret}'))")
+    assert "file system operations are disabled" in line
+    kept = CliRunner().invoke(app, ["results", str(db), "--where", "\"links.0.loss\" > 0 AND status = 'ok' -- note"])
+    assert kept.exit_code == 0 and len(kept.output.splitlines()) == 2

@@ -101,13 +101,26 @@ def param_columns(table: pd.DataFrame) -> list[str]:
 
 
 def query(table: pd.DataFrame, where: str) -> pd.DataFrame:
-    """Rows of ``table`` that satisfy an SQL condition (DuckDB dialect)."""
+    """Rows of ``table`` that satisfy an SQL condition (DuckDB dialect).
+
+    The condition is parsed as one expression, never pasted into a query: a
+    second statement (``1=1; COPY ... TO 'file'``) or a clause is refused by
+    the parser. The connection has no file access either, so a subquery
+    cannot read or write files: the condition sees the runs and nothing else.
+    """
     import duckdb
 
-    con = duckdb.connect()
+    try:
+        condition = duckdb.SQLExpression(where)
+    except (duckdb.ParserException, duckdb.InvalidInputException) as e:
+        raise ValueError(
+            f"--where {where}: expected one SQL condition over the columns, such as \"status = 'ok'\" ({e})"
+        ) from None
+    con = duckdb.connect(config={"enable_external_access": False})
     try:
         con.register("runs", table)
-        return con.execute(f"SELECT * FROM runs WHERE {where}").df()
+        rows: pd.DataFrame = con.table("runs").filter(condition).df()
+        return rows
     finally:
         con.close()
 
