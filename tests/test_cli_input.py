@@ -298,3 +298,42 @@ def test_where_reads_the_runs_and_no_file(tmp_path):
     assert "file system operations are disabled" in line
     kept = CliRunner().invoke(app, ["results", str(db), "--where", "\"links.0.loss\" > 0 AND status = 'ok' -- note"])
     assert kept.exit_code == 0 and len(kept.output.splitlines()) == 2
+
+
+# ---------------------------------------------------------------- the Python API
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "words"),
+    [
+        (float("nan"), ValueError, "links.0.loss: expected a finite number, found nan"),
+        (float("inf"), ValueError, "links.0.loss: expected a finite number, found inf"),
+        (None, TypeError, "links.0.loss: expected a number, a string, a boolean, a list or a table, found None"),
+        (object(), TypeError, "links.0.loss: expected a number, .* \\(object\\)"),
+        (b"0.1", TypeError, "links.0.loss: expected a number, .* found b'0.1' \\(bytes\\)"),
+        ([0.1, float("nan")], ValueError, r"links.0.loss\[1\]: expected a finite number"),
+    ],
+)
+def test_an_override_python_cannot_put_in_a_scenario_names_its_key(scenario, value, error, words):
+    with pytest.raises(error, match=f"^{words}"):
+        ncmesh.run(scenario, links__0__loss=value)
+
+
+def test_a_dictionary_scenario_names_the_key_of_a_value_json_cannot_hold():
+    doc = {"duration": 5, "nodes": [1, 2], "links": [{"between": [1, 2], "capacity": 1e6, "delay": 0.01}]}
+    doc["links"][0]["loss"] = float("nan")
+    with pytest.raises(ncmesh.ScenarioError, match=r"^<dict>: links\[0\]\.loss: expected a finite number, found nan$"):
+        ncmesh.run(doc)
+    with pytest.raises(TypeError, match=r"^<dict>: duration: expected a number"):
+        ncmesh.run({**doc, "duration": object()})
+
+
+@pytest.mark.parametrize("scenario", [42, None, b"base.toml", []])
+def test_a_scenario_of_another_type_is_told_what_is_accepted(scenario):
+    with pytest.raises(TypeError, match=r"^scenario: expected a path \(str or os.PathLike\), TOML text or a mapping"):
+        ncmesh.run(scenario)
+
+
+def test_override_keys_are_strings(scenario):
+    with pytest.raises(TypeError, match=r"^overrides: expected dotted keys such as 'links.0.loss', found 5$"):
+        ncmesh.run(scenario, overrides={5: 0.1})

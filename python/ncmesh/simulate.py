@@ -41,21 +41,48 @@ def checked_seed(seed: object, name: str = "seed") -> int:
     return int(seed)
 
 
-def toml_literal(value: Any) -> str:
-    """A Python value as a TOML value, for overrides."""
+def toml_literal(value: Any, key: str = "value") -> str:
+    """A Python value as a TOML value, for overrides; an error names ``key``."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"cannot use {value} in a scenario")
+            raise ValueError(f"{key}: expected a finite number, found {value}")
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise ValueError(f"{key}: expected an integer of at most 64 bits (TOML's), found {value}")
         return repr(value)
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
+        return "[" + ", ".join(toml_literal(v, f"{key}[{i}]") for i, v in enumerate(value)) + "]"
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_literal(v)}" for k, v in value.items()) + "}"
-    raise TypeError(f"cannot use a {type(value).__name__} in a scenario")
+        return (
+            "{" + ", ".join(f"{json.dumps(str(k))} = {toml_literal(v, f'{key}.{k}')}" for k, v in value.items()) + "}"
+        )
+    raise TypeError(
+        f"{key}: expected a number, a string, a boolean, a list or a table, found {value!r:.60} "
+        f"({type(value).__name__})"
+    )
+
+
+def _check_json(value: Any, key: str) -> None:
+    """Names the key of a value that JSON would refuse, or write as NaN for the parser to trip over."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{key}: expected a finite number, found {value}")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_json(v, f"{key}[{i}]")
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            _check_json(v, f"{key}.{k}")
+    else:
+        raise TypeError(
+            f"{key}: expected a number, a string, a boolean, a list or a table, found {value!r:.60} "
+            f"({type(value).__name__})"
+        )
 
 
 def load(
@@ -72,11 +99,26 @@ def load(
     as TOML text, as ``--set key=value`` does. Raises :class:`ScenarioError`
     naming the key and line of anything wrong.
     """
-    pairs = [(k, toml_literal(v)) for k, v in (overrides or {}).items()] + list(toml_overrides)
+    for key in overrides or {}:
+        if not isinstance(key, str):
+            raise TypeError(f"overrides: expected dotted keys such as 'links.0.loss', found {key!r}")
+    pairs = [(k, toml_literal(v, k)) for k, v in (overrides or {}).items()] + list(toml_overrides)
     if seed is not None:
         pairs.append(("seed", toml_literal(checked_seed(seed))))
     if isinstance(scenario, Mapping):
+        try:
+            for key, value in scenario.items():
+                _check_json(value, str(key))
+        except ValueError as e:
+            raise ScenarioError(f"<dict>: {e}") from None
+        except TypeError as e:
+            raise TypeError(f"<dict>: {e}") from None
         return _native.Simulation(json.dumps(scenario), origin="<dict>", format="json", overrides=pairs)
+    if not isinstance(scenario, (str, os.PathLike)):
+        raise TypeError(
+            "scenario: expected a path (str or os.PathLike), TOML text or a mapping, "
+            f"found {scenario!r:.60} ({type(scenario).__name__})"
+        )
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and "\n" not in scenario):
         try:
             text = read_text(scenario)
