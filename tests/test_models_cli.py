@@ -82,3 +82,44 @@ def test_num_json_reports_the_gain():
     out = json.loads(res.stdout)
     assert out["coding_gain"] == pytest.approx(0.6, abs=1e-4)
     assert out["distributed_total"] == pytest.approx(out["optimal_total"], rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["kim", "--wmax", "inf"], "error: wmax must be a finite number, got inf"),
+        (["padhye", "--rtt", "inf"], "error: rtt must be a finite number, got inf"),
+        (["markov", "--rtt", "nan"], "error: rtt must be a finite number, got nan"),
+        (["padhye", "--rto", "0"], "error: rto must be in (0.0, inf), got 0.0"),
+        (["honc", "--b", "0"], "error: b must be in (0.0, inf), got 0.0"),
+        (["honc", "--n", "100000000"], "error: n must be at most 10,000 hops, got 100000000"),
+        (["num", "--iterations", "1000000000"], "error: iterations must be at most 100,000, got 1000000000"),
+    ],
+)
+def test_values_outside_the_models_finite_domain_are_one_line(args, message):
+    res = run(*args, "--json")
+    assert res.exit_code == 2
+    assert res.output.strip() == message
+
+
+def test_an_endless_connection_is_still_a_duration_of_kim():
+    res = run("kim", "--duration", "inf", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["throughput_pkts_per_s"] == pytest.approx(50 / 0.8)
+
+
+def test_results_that_overflow_are_null_in_json():
+    res = run("honc", "--n", "10000", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+    assert out["throughput_gain"] is None and out["delay_end_to_end_s"] is None
+    assert out["throughput_hop_by_hop"] == pytest.approx(0.65)
+
+
+def test_num_says_when_the_distributed_solution_has_not_converged():
+    res = run("num", "--step", "1e6", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["converged"] is False
+    assert "warning: the distributed solution has not converged" in res.stderr
+    res = run("num", "--json")
+    assert json.loads(res.stdout)["converged"] is True and "warning" not in res.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from .files import write_atomically
-from .store import COLUMNS, connect
+from .store import COLUMNS, StoreError, connect
 
 FORMATS = ("csv", "parquet", "json")
 
@@ -30,7 +30,13 @@ def load(db: str | os.PathLike[str], where: str | None = None) -> pd.DataFrame:
         except pd.errors.DatabaseError as e:
             raise ValueError(f"{db}: not a results store ({e.__cause__ or e})") from None
     con.close()
-    params = pd.DataFrame([json.loads(p) for p in runs.pop("params")], index=runs.index)
+    missing = [c for c in REQUIRED if c not in runs.columns]
+    if missing:
+        raise StoreError(f"{db}: not a results store: table runs has no column {', '.join(missing)}")
+    params = pd.DataFrame(_json_column(db, runs, "params"), index=runs.index)
+    runs = runs.drop(columns="params")
+    if "counters" in runs.columns:
+        _json_column(db, runs, "counters")
     params = params[[c for c in params.columns if c not in runs.columns]]
     at = list(runs.columns).index("sweep") + 1
     table = pd.concat([runs.iloc[:, :at], params, runs.iloc[:, at:]], axis=1)
@@ -49,6 +55,39 @@ def load(db: str | os.PathLike[str], where: str | None = None) -> pd.DataFrame:
     return table
 
 
+REQUIRED = (
+    "key",
+    "sweep",
+    "params",
+    "seed",
+    "status",
+    "error",
+    "build",
+    "finished_at",
+    "wall_s",
+    "git_dirty",
+    "series",
+)
+"""The columns every store has had; metrics and counters came and went with versions."""
+
+
+def _json_column(db: Path, runs: pd.DataFrame, column: str) -> list[dict[str, object]]:
+    """A column of JSON objects, decoded, or :class:`StoreError` naming the first run whose value is not one."""
+    values: list[dict[str, object]] = []
+    for key, text in zip(runs["key"], runs[column], strict=True):
+        if column == "counters" and not isinstance(text, str):
+            values.append({})
+            continue
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError) as e:
+            raise StoreError(f"{db}: run {str(key)[:12]}: {column}: not JSON ({e}); the store is damaged") from None
+        if not isinstance(value, dict):
+            raise StoreError(f"{db}: run {str(key)[:12]}: {column}: expected a JSON object, found {text!r:.60}")
+        values.append(value)
+    return values
+
+
 def counters(table: pd.DataFrame) -> pd.DataFrame:
     """The runs' counters (summed over nodes), one column per counter name,
     on the index of ``table``; zero where a run did not count it."""
@@ -62,13 +101,26 @@ def param_columns(table: pd.DataFrame) -> list[str]:
 
 
 def query(table: pd.DataFrame, where: str) -> pd.DataFrame:
-    """Rows of ``table`` that satisfy an SQL condition (DuckDB dialect)."""
+    """Rows of ``table`` that satisfy an SQL condition (DuckDB dialect).
+
+    The condition is parsed as one expression, never pasted into a query: a
+    second statement (``1=1; COPY ... TO 'file'``) or a clause is refused by
+    the parser. The connection has no file access either, so a subquery
+    cannot read or write files: the condition sees the runs and nothing else.
+    """
     import duckdb
 
-    con = duckdb.connect()
+    try:
+        condition = duckdb.SQLExpression(where)
+    except (duckdb.ParserException, duckdb.InvalidInputException) as e:
+        raise ValueError(
+            f"--where {where}: expected one SQL condition over the columns, such as \"status = 'ok'\" ({e})"
+        ) from None
+    con = duckdb.connect(config={"enable_external_access": False})
     try:
         con.register("runs", table)
-        return con.execute(f"SELECT * FROM runs WHERE {where}").df()
+        rows: pd.DataFrame = con.table("runs").filter(condition).df()
+        return rows
     finally:
         con.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Union, cast
 
 from . import _native
 from ._native import ScenarioError as ScenarioError  # re-exported: the error of load and run
-from .files import write_atomically
+from .files import InputFileError, read_text, write_atomically
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,21 +27,62 @@ Progress = Callable[[float, float, int], None]
 """Called as ``progress(simulated_s, duration_s, events)`` between slices of a run."""
 
 
-def toml_literal(value: Any) -> str:
-    """A Python value as a TOML value, for overrides."""
+MAX_SEED = 2**63 - 1
+"""The largest seed: scenario files are TOML, whose integers are signed 64-bit,
+and the results store keeps seeds as SQLite's signed 64-bit INTEGER."""
+
+
+def checked_seed(seed: object, name: str = "seed") -> int:
+    """``seed`` as an int, or an error naming it: a float or a string is not truncated or parsed."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer from 0 to 2**63 - 1, found {seed!r} ({type(seed).__name__})")
+    if not 0 <= int(seed) <= MAX_SEED:
+        raise ScenarioError(f"{name}: expected an integer from 0 to 2**63 - 1, found {seed}")
+    return int(seed)
+
+
+def toml_literal(value: Any, key: str = "value") -> str:
+    """A Python value as a TOML value, for overrides; an error names ``key``."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"cannot use {value} in a scenario")
+            raise ValueError(f"{key}: expected a finite number, found {value}")
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise ValueError(f"{key}: expected an integer of at most 64 bits (TOML's), found {value}")
         return repr(value)
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
+        return "[" + ", ".join(toml_literal(v, f"{key}[{i}]") for i, v in enumerate(value)) + "]"
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_literal(v)}" for k, v in value.items()) + "}"
-    raise TypeError(f"cannot use a {type(value).__name__} in a scenario")
+        return (
+            "{" + ", ".join(f"{json.dumps(str(k))} = {toml_literal(v, f'{key}.{k}')}" for k, v in value.items()) + "}"
+        )
+    raise TypeError(
+        f"{key}: expected a number, a string, a boolean, a list or a table, found {value!r:.60} "
+        f"({type(value).__name__})"
+    )
+
+
+def _check_json(value: Any, key: str) -> None:
+    """Names the key of a value that JSON would refuse, or write as NaN for the parser to trip over."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{key}: expected a finite number, found {value}")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_json(v, f"{key}[{i}]")
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            _check_json(v, f"{key}.{k}")
+    else:
+        raise TypeError(
+            f"{key}: expected a number, a string, a boolean, a list or a table, found {value!r:.60} "
+            f"({type(value).__name__})"
+        )
 
 
 def load(
@@ -57,18 +99,34 @@ def load(
     as TOML text, as ``--set key=value`` does. Raises :class:`ScenarioError`
     naming the key and line of anything wrong.
     """
-    pairs = [(k, toml_literal(v)) for k, v in (overrides or {}).items()] + list(toml_overrides)
+    for key in overrides or {}:
+        if not isinstance(key, str):
+            raise TypeError(f"overrides: expected dotted keys such as 'links.0.loss', found {key!r}")
+    pairs = [(k, toml_literal(v, k)) for k, v in (overrides or {}).items()] + list(toml_overrides)
     if seed is not None:
-        pairs.append(("seed", toml_literal(int(seed))))
+        pairs.append(("seed", toml_literal(checked_seed(seed))))
     if isinstance(scenario, Mapping):
-        return _native.Simulation(json.dumps(scenario), origin="<dict>", format="json", overrides=pairs)
-    if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and "\n" not in scenario):
-        path = Path(scenario)
         try:
-            text = path.read_text()
-        except OSError as e:
-            raise ScenarioError(f"{path}: cannot read the scenario: {e.strerror}") from None
-        return _native.Simulation(text, origin=str(path), format="toml", overrides=pairs)
+            for key, value in scenario.items():
+                _check_json(value, str(key))
+        except ValueError as e:
+            raise ScenarioError(f"<dict>: {e}") from None
+        except TypeError as e:
+            raise TypeError(f"<dict>: {e}") from None
+        return _native.Simulation(json.dumps(scenario), origin="<dict>", format="json", overrides=pairs)
+    if not isinstance(scenario, (str, os.PathLike)):
+        raise TypeError(
+            "scenario: expected a path (str or os.PathLike), TOML text or a mapping, "
+            f"found {scenario!r:.60} ({type(scenario).__name__})"
+        )
+    if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and "\n" not in scenario):
+        try:
+            text = read_text(scenario)
+        except InputFileError as e:
+            raise ScenarioError(
+                f"{e.path}{f':{e.line}' if e.line else ''}: cannot read the scenario: {e.reason}"
+            ) from None
+        return _native.Simulation(text, origin=str(Path(scenario)), format="toml", overrides=pairs)
     return _native.Simulation(scenario, origin="<text>", format="toml", overrides=pairs)
 
 

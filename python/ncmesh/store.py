@@ -30,6 +30,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .files import make_directory
+
 SCHEMA_VERSION = 3
 
 METRICS: dict[str, str] = {
@@ -94,6 +96,14 @@ class StoreBusy(RuntimeError):
     """Another sweep holds the store for writing."""
 
 
+class StoreError(ValueError):
+    """A file that is not a results store, or a damaged one; the message names the file and what is wrong."""
+
+
+class StoreVersionError(StoreError, RuntimeError):
+    """A store written by another version of ncmesh, in a schema this one does not write."""
+
+
 class Store:
     """A results database opened for writing by one sweep at a time.
 
@@ -104,7 +114,8 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _refuse_directory(self.path)
+        make_directory(self.path.parent)
         self.series_dir = series_dir(self.path)
         # Held open for the store's life: the lock lasts as long as the file does.
         self._lock = open(self.path.with_name(self.path.name + ".lock"), "a+")  # noqa: SIM115
@@ -131,7 +142,9 @@ class Store:
                     self.db.execute("UPDATE meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),))
                 version = SCHEMA_VERSION
             if int(version) != SCHEMA_VERSION:
-                raise RuntimeError(f"{self.path}: store schema version {version}, this ncmesh writes {SCHEMA_VERSION}")
+                raise StoreVersionError(
+                    f"{self.path}: store schema version {version}, this ncmesh writes {SCHEMA_VERSION}"
+                )
         except BaseException:
             self.close()
             raise
@@ -202,12 +215,26 @@ def series_dir(db: Path) -> Path:
 
 
 def connect(path: str | os.PathLike[str], readonly: bool = False) -> sqlite3.Connection:
+    """Opens a store, refusing with :class:`StoreError` a file that is not an SQLite database."""
     path = Path(path)
-    if readonly:
-        if not path.exists():
-            raise FileNotFoundError(f"{path}: no such results store")
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
-    else:
-        db = sqlite3.connect(path, timeout=30)
-        db.execute("PRAGMA journal_mode=WAL")
+    _refuse_directory(path)
+    try:
+        if readonly:
+            if not path.exists():
+                raise FileNotFoundError(f"{path}: no such results store")
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+            # sqlite3 opens anything and complains at the first query: ask one now.
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        else:
+            db = sqlite3.connect(path, timeout=30)
+            db.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.DatabaseError as e:
+        raise StoreError(
+            f"{path}: not a results store ({e}); expected an SQLite file written by ncmesh sweep"
+        ) from None
     return db
+
+
+def _refuse_directory(path: Path) -> None:
+    if path.is_dir():
+        raise StoreError(f"{path}: is a directory; expected a results store, an SQLite file written by ncmesh sweep")

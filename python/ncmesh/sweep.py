@@ -47,8 +47,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from . import __version__, _native
-from .files import write_atomically
-from .simulate import RunResult, ScenarioError, execute, load
+from .files import InputFileError, read_text, write_atomically
+from .simulate import MAX_SEED, RunResult, ScenarioError, execute, load
 from .store import METRICS, Store
 
 
@@ -215,6 +215,10 @@ def _line_of(lines: Mapping[tuple[str, ...], int], path: tuple[str, ...]) -> int
 
 _RANGE_KEYS = ("start", "stop", "num", "step")
 
+MOST_VALUES = 1_000_000
+"""The most values an axis range or a seed count may give, and the most runs a
+sweep may plan: more is surely a typo, and expanding it would fill memory."""
+
 
 def _show(value: Any) -> str:
     """A value as it would be written in TOML, shortened for a message."""
@@ -252,13 +256,15 @@ class Range(BaseModel):
             raise PydanticCustomError(
                 "range", "a range takes exactly one of num (evenly spaced, both ends included) or step"
             )
-        if self.step is not None:
-            if self.step == 0 or (self.stop - self.start) / self.step < 0:
-                raise PydanticCustomError(
-                    "range", f"range step {self.step!r} never goes from {self.start!r} to {self.stop!r}"
-                )
-            if self._count() > 1_000_000:
-                raise PydanticCustomError("range", f"range has {self._count()} values; that is surely a mistake")
+        if self.step is not None and (self.step == 0 or (self.stop - self.start) / self.step < 0):
+            raise PydanticCustomError(
+                "range", f"range step {self.step!r} never goes from {self.start!r} to {self.stop!r}"
+            )
+        count = self.num if self.num is not None else self._count()
+        if count > MOST_VALUES:
+            raise PydanticCustomError(
+                "range", f"range has {count} values; that is surely a mistake (expected at most {MOST_VALUES:,})"
+            )
         return self
 
     def _count(self) -> int:
@@ -311,6 +317,8 @@ def _same_lengths(group: dict[str, list[Any] | Range]) -> dict[str, list[Any] | 
 def _seed_count(value: int) -> int:
     if value < 1:
         raise PydanticCustomError("seeds", f"need at least one seed, found {value}")
+    if value > MOST_VALUES:
+        raise PydanticCustomError("seeds", f"expected at most {MOST_VALUES:,} seeds, found {value}")
     return value
 
 
@@ -326,8 +334,17 @@ def _seeds_kind(value: Any) -> str | None:
     return "<list>" if isinstance(value, list) else None
 
 
+def _storable(seed: int) -> int:
+    if seed > MAX_SEED:
+        raise PydanticCustomError("seeds", f"expected a seed from 0 to 2**63 - 1 (the store's integers), found {seed}")
+    return seed
+
+
 _SeedList = Annotated[
-    list[Annotated[int, Field(ge=0, lt=2**64)]], Field(min_length=1), AfterValidator(_distinct), Tag("<list>")
+    list[Annotated[int, Field(ge=0), AfterValidator(_storable)]],
+    Field(min_length=1),
+    AfterValidator(_distinct),
+    Tag("<list>"),
 ]
 Seeds = Annotated[
     Annotated[int, AfterValidator(_seed_count), Tag("<count>")] | _SeedList,
@@ -488,12 +505,12 @@ def parse(path: str | os.PathLike[str], text: str | None = None) -> Sweep:
     runs that the store records (so that a sweep over a range that strays
     outside the valid domain still runs the rest).
     """
-    path = Path(path)
+    given, path = path, Path(path)
     if text is None:
         try:
-            text = path.read_text()
-        except OSError as e:
-            raise SweepError(f"{path}:1: file: cannot read the sweep file: {e.strerror}") from None
+            text = read_text(given)
+        except InputFileError as e:
+            raise SweepError(f"{e.path}:{e.line or 1}: file: cannot read the sweep file: {e.reason}") from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -543,6 +560,12 @@ def parse(path: str | os.PathLike[str], text: str | None = None) -> Sweep:
                     )
                 )
             seen.add(key)
+    runs = math.prod(len(axis.values) for axis in sweep.axes) * len(sweep.seeds)
+    if runs > MOST_VALUES:
+        raise SweepError(
+            f"{path}:{_line_of(lines, ('axes',))}: axes: the axes crossed and the seeds make {runs:,} runs; "
+            f"that is surely a mistake (expected at most {MOST_VALUES:,})"
+        )
     _check_against_scenario(sweep)
     return sweep
 
@@ -649,7 +672,7 @@ def plan(sweep: Sweep) -> list[Task]:
             try:
                 simulation = load(sweep.scenario, seed=seed, overrides=overrides)
             except ScenarioError as e:
-                key = _hash("invalid", sweep.scenario.read_text(), overrides, seed, build)
+                key = _hash("invalid", read_text(sweep.scenario), overrides, seed, build)
                 tasks.append(Task(key, point, seed, None, None, sweep.null, error=f"ScenarioError: {e}"))
                 continue
             toml = simulation.resolved_toml()
@@ -1003,6 +1026,24 @@ def _local_cluster(workers: int) -> Any:
     )
 
 
+def check_dask_address(address: str) -> None:
+    """Refuses a ``--dask`` that is neither ``local`` nor a scheduler address, before any run."""
+    if address == "local":
+        return
+    try:
+        from distributed.comm.addressing import parse_address, parse_host_port
+    except ImportError:
+        raise SweepError("--dask needs the dask extra: pip install 'ncmesh[dask]'") from None
+    try:
+        scheme, location = parse_address(address)
+        if scheme != "inproc":
+            parse_host_port(location)
+    except (TypeError, ValueError) as e:
+        raise SweepError(
+            f"--dask {address}: expected 'local' or a scheduler address such as tcp://HOST:8786 ({e})"
+        ) from None
+
+
 class _DaskRunner:
     """Each run is one Dask task; results come back to this process, which alone writes the store."""
 
@@ -1119,6 +1160,8 @@ def run_sweep(
     back as ``report.interrupted``.
     """
     started = time.perf_counter()
+    if dask is not None:
+        check_dask_address(dask)
     if not isinstance(sweep, Sweep):
         sweep = parse(sweep)
     jobs = jobs or default_jobs()

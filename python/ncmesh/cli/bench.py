@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ._base import app, fail, out
+from ._base import app, fail, finite, out
 
 bench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Measure speed.")
 app.add_typer(bench_app, name="bench")
@@ -40,8 +40,8 @@ def timed_run(simulation: Any, describe: dict[str, Any], as_json: bool) -> None:
 
 @bench_app.command("sim")
 def bench_sim(
-    loss: Annotated[float, typer.Option(min=0.0, max=0.99, help="Loss on each wireless hop.")] = 0.0,
-    duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds.")] = 10_000.0,
+    loss: Annotated[float, typer.Option(parser=finite(0.0, 0.99), help="Loss on each wireless hop, 0 to 0.99.")] = 0.0,
+    duration: Annotated[float, typer.Option(parser=finite(1.0), help="Simulated seconds, at least 1.")] = 10_000.0,
     variant: Annotated[str, typer.Option(help="TCP variant.")] = "newreno",
     payloads: Annotated[str, typer.Option(help="virtual or real: what crosses the links.")] = "virtual",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -60,9 +60,9 @@ def bench_sim(
 
 @bench_app.command("grid")
 def bench_grid(
-    size: Annotated[int, typer.Option(min=2, help="Nodes per side of the square grid.")] = 20,
+    size: Annotated[int, typer.Option(min=2, max=200, help="Nodes per side of the square grid.")] = 20,
     flows: Annotated[int, typer.Option(min=1, help="TCP flows between random pairs.")] = 200,
-    duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds.")] = 100.0,
+    duration: Annotated[float, typer.Option(parser=finite(1.0), help="Simulated seconds, at least 1.")] = 100.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Time and memory of a large mesh: a size x size grid with many flows."""
@@ -75,11 +75,13 @@ def bench_grid(
 @bench_app.command("wifi")
 def bench_wifi(
     seeds: Annotated[int, typer.Option(min=1, help="Runs per case, each in both simulators.")] = 5,
-    duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds per run.")] = 30.0,
+    duration: Annotated[float, typer.Option(parser=finite(1.0), help="Simulated seconds per run, at least 1.")] = 30.0,
     ns3: Annotated[bool, typer.Option(help="Compare with ns-3 (needs: pip install ns3).")] = True,
     mesh_nodes: Annotated[int, typer.Option(min=2, help="Nodes of the random mesh.")] = 100,
     mesh_flows: Annotated[int, typer.Option(min=1, help="TCP flows of the random mesh.")] = 20,
-    mesh_duration: Annotated[float, typer.Option(min=1.0, help="Simulated seconds of the random mesh.")] = 100.0,
+    mesh_duration: Annotated[
+        float, typer.Option(parser=finite(1.0), help="Simulated seconds of the random mesh, at least 1.")
+    ] = 100.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """The shared 802.11 channel against ns-3's wifi module on the same cases,

@@ -7,15 +7,17 @@ from typing import Annotated
 
 import typer
 
-from ._base import app, err, fail, out
+from ._base import app, err, fail, finite, out, path
 
 
 @app.command("tcp-demo")
 def tcp_demo(
     duration: Annotated[
-        float, typer.Option(min=1.0, help="Simulated seconds per run (the paper uses 10000).")
+        float, typer.Option(parser=finite(1.0), help="Simulated seconds per run, at least 1 (the paper uses 10000).")
     ] = 1000.0,
-    out_dir: Annotated[Path, typer.Option("--out", help="Directory for the table and the plot.")] = Path("demo-out"),
+    out_dir: Annotated[Path, typer.Option("--out", parser=path, help="Directory for the table and the plot.")] = Path(
+        "demo-out"
+    ),
     variant: Annotated[str, typer.Option(help="TCP variant: reno, newreno, sack, vegas or cubic.")] = "newreno",
 ) -> None:
     """Plain TCP on the seed 000 single path at per-hop loss 0, 5, 10 and 20%."""
@@ -49,15 +51,19 @@ def tcp_demo(
         )
     out().print(shown)
     write_text_atomically(out_dir / "tcp-vs-loss.csv", table.to_csv(index=False))
-    for path in tcp_loss.plot(table, out_dir):
-        out().print(f"wrote {path}")
+    for written in tcp_loss.plot(table, out_dir):
+        out().print(f"wrote {written}")
 
 
 @app.command("codec-demo")
 def codec_demo(
-    file: Annotated[Path | None, typer.Option(help="File to send; default: a generated one.")] = None,
-    size_mb: Annotated[float, typer.Option(help="Size of the generated file, in MB.")] = 4.0,
-    loss: Annotated[float, typer.Option(min=0.0, max=0.99, help="Loss probability on each hop.")] = 0.3,
+    file: Annotated[Path | None, typer.Option(parser=path, help="File to send; default: a generated one.")] = None,
+    size_mb: Annotated[
+        float, typer.Option(parser=finite(1e-6, 1e4), help="Size of the generated file, in MB, up to 10000.")
+    ] = 4.0,
+    loss: Annotated[
+        float, typer.Option(parser=finite(0.0, 0.99), help="Loss probability on each hop, 0 to 0.99.")
+    ] = 0.3,
     symbols: Annotated[int, typer.Option(min=1, max=65535, help="Generation size g.")] = 64,
     symbol_bytes: Annotated[int, typer.Option(min=1, help="Symbol size in bytes.")] = 1500,
     seed: Annotated[int, typer.Option(help="Seed of the losses and of the generated file.")] = 1,

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import signal
-from pathlib import Path
 from types import FrameType
 from typing import Annotated
 
 import typer
 
-from ._base import app, fail, out, parse_assignments
+from ._base import app, fail, out, parse_assignments, scenario_file
 
 
 class _Terminated(Exception):
@@ -47,7 +46,10 @@ def emulate(
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override a key: --set link_class.hop.loss=0.01")
     ] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed of the links' loss processes.")] = None,
+    seed: Annotated[
+        # 2**63 - 1 is simulate.MAX_SEED, written out so that the command line starts without the simulator.
+        int | None, typer.Option(min=0, max=2**63 - 1, help="Seed of the links' loss processes.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
 ) -> None:
     """Run a scenario's point-to-point links in real time between Linux network
@@ -55,12 +57,9 @@ def emulate(
     commands and those given here. Node N is 10.0.0.N for the N-th node listed."""
     from ..emulate import EmulateError
     from ..emulate import emulate as run_emulation
-    from ..paths import scenario as scenario_path
     from ..simulate import ScenarioError
 
-    path = scenario_path(scenario)
-    if not path.exists() and Path(scenario).suffix != ".toml":
-        raise fail(f"{scenario}: no such file, and no shipped scenario of that name")
+    path = scenario_file(scenario)
     commands = _commands(run_ or [], False, "--run") + _commands(serve or [], True, "--serve")
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:

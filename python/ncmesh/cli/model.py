@@ -9,6 +9,7 @@ the command line starts.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 from ._base import app as main_app
+from ._base import path
 
 app = typer.Typer(
     add_completion=False,
@@ -30,8 +32,17 @@ app = typer.Typer(
 
 main_app.add_typer(app, name="model")
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-PlotOpt = Annotated[Path | None, typer.Option("--plot", help="Draw the model's standard figure to FILE.")]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print one JSON object; a result that overflows a float is null.")
+]
+MOST_HOPS = 10_000
+"""The longest path ``model honc`` takes; longer ones are a typo, and every result has long under- or overflowed."""
+MOST_ITERATIONS = 100_000
+"""The most iterations ``model num`` runs, a minute or so; its trace keeps every one."""
+CONVERGED = 0.01
+"""How close to the optimum ``model num``'s distributed total must end to count as converged."""
+
+PlotOpt = Annotated[Path | None, typer.Option("--plot", parser=path, help="Draw the model's standard figure to FILE.")]
 
 
 def _fail(msg: str) -> NoReturn:
@@ -39,10 +50,28 @@ def _fail(msg: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+def _finite(**values: float) -> None:
+    """Refuses nan and inf for options whose model is defined on finite numbers:
+    typer lets them through, and the models take inf as a value wherever a
+    range is unbounded above."""
+    for name, value in values.items():
+        if not math.isfinite(value):
+            _fail(f"{name} must be a finite number, got {value}")
+
+
+def _json_ready(value: Any) -> Any:
+    """A value JSON can hold: a result that overflowed to inf, or is nan, becomes null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_json_ready(v) for v in value]
+    return value
+
+
 def _emit(values: dict[str, Any], as_json: bool) -> None:
     clean = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in values.items()}  # numpy values as plain ones
     if as_json:
-        typer.echo(json.dumps(clean))
+        typer.echo(json.dumps({k: _json_ready(v) for k, v in clean.items()}, allow_nan=False))
     else:
         for k, v in clean.items():
             typer.echo(f"{k}: {v}")
@@ -51,10 +80,14 @@ def _emit(values: dict[str, Any], as_json: bool) -> None:
 def _run(
     compute: Callable[[], dict[str, Any]], as_json: bool, plot: Path | None, draw: Callable[[Figure], None]
 ) -> None:
+    import numpy as np
+
     from ..models import ModelParameterError
 
     try:
-        values = compute()
+        # A long path or a high loss overflows a float, which the results say (inf, or null in JSON).
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            values = compute()
         if plot is not None:
             import matplotlib
 
@@ -84,6 +117,7 @@ def markov(
     plot: PlotOpt = None,
 ) -> None:
     """Seed 002's Markov chain of TCP-NC: throughput, E[cwnd], absorbing mass."""
+    _finite(p=p, rtt=rtt, R=R)
     import numpy as np
 
     from ..models import markov as mk
@@ -118,12 +152,15 @@ def markov(
 def kim(
     wmax: Annotated[float, typer.Option("--wmax", help="Window limit W_max, packets.")] = 50,
     rtt: Annotated[float, typer.Option("--rtt", help="Round-trip time, seconds.")] = 0.8,
-    duration: Annotated[float, typer.Option("--duration", help="Connection length, seconds.")] = float("inf"),
+    duration: Annotated[
+        float, typer.Option("--duration", help="Connection length, seconds; inf for the steady state.")
+    ] = float("inf"),
     b: Annotated[float, typer.Option("--b", help="Packets acknowledged per ACK.")] = 1.0,
     as_json: JsonOpt = False,
     plot: PlotOpt = None,
 ) -> None:
     """Kim et al.'s TCP/NC model (all erasures masked)."""
+    _finite(wmax=wmax, rtt=rtt, b=b)  # duration may be inf: an endless connection
     import numpy as np
 
     from ..models import kim as km
@@ -144,13 +181,16 @@ def kim(
 def padhye(
     p: Annotated[float, typer.Option("--p", help="Loss rate, in [0, 1).")] = 0.05,
     rtt: Annotated[float, typer.Option("--rtt", help="Round-trip time, seconds.")] = 0.8,
-    rto: Annotated[float, typer.Option("--rto", help="Initial timeout T0, seconds.")] = 1.6,
+    rto: Annotated[float, typer.Option("--rto", help="Initial timeout T0, seconds, above 0.")] = 1.6,
     wmax: Annotated[float, typer.Option("--wmax", help="Window limit W_max, packets.")] = 50,
     b: Annotated[float, typer.Option("--b", help="Packets acknowledged per ACK.")] = 1.0,
     as_json: JsonOpt = False,
     plot: PlotOpt = None,
 ) -> None:
     """Padhye et al.'s full TCP Reno model, equation (32)."""
+    _finite(p=p, rtt=rtt, rto=rto, wmax=wmax, b=b)
+    if rto <= 0:
+        _fail(f"rto must be in (0.0, inf), got {rto!r}")  # the model allows 0, where a timeout costs nothing
     import numpy as np
 
     from ..models import padhye as pd
@@ -178,6 +218,7 @@ def abouzeid(
     plot: PlotOpt = None,
 ) -> None:
     """Abouzeid et al.'s TCP over a lossy link (round regime, no timeouts)."""
+    _finite(p=p, rtt=rtt)
     import numpy as np
 
     from ..models import abouzeid as ab
@@ -197,8 +238,8 @@ def abouzeid(
 @app.command()
 def honc(
     p: Annotated[float, typer.Option("--p", help="Erasure rate per hop, in [0, 1).")] = 0.35,
-    n: Annotated[int, typer.Option("--n", help="Number of hops.")] = 4,
-    b: Annotated[float, typer.Option("--b", help="Hop bandwidth (any unit).")] = 1.0,
+    n: Annotated[int, typer.Option("--n", help="Number of hops, 1 to 10,000.")] = 4,
+    b: Annotated[float, typer.Option("--b", help="Hop bandwidth (any unit), above 0.")] = 1.0,
     d: Annotated[float, typer.Option("--d", help="Propagation delay per hop, seconds.")] = 0.1,
     block: Annotated[int, typer.Option("--block", help="Block size L (packets).")] = 16,
     R: Annotated[float, typer.Option("--R", help="Redundancy R >= 1.")] = 1.5,
@@ -206,6 +247,11 @@ def honc(
     plot: PlotOpt = None,
 ) -> None:
     """Seed 000's closed forms (3)-(8) and (10)."""
+    _finite(p=p, b=b, d=d, R=R)
+    if b <= 0:
+        _fail(f"b must be in (0.0, inf), got {b!r}")  # with no bandwidth the throughput gain is 0/0
+    if n > MOST_HOPS:
+        _fail(f"n must be at most {MOST_HOPS:,} hops, got {n}")
     import numpy as np
 
     from ..models import honc as hc
@@ -242,12 +288,22 @@ def num(
     topology: Annotated[
         str, typer.Option("--topology", help="alice-and-bob, x, cross or butterfly.")
     ] = "alice-and-bob",
-    iterations: Annotated[int, typer.Option("--iterations", help="Primal-dual iterations.")] = 3000,
+    iterations: Annotated[int, typer.Option("--iterations", help="Primal-dual iterations, at most 100,000.")] = 3000,
     step: Annotated[float, typer.Option("--step", help="h-queue step size.")] = 0.05,
     as_json: JsonOpt = False,
     plot: PlotOpt = None,
 ) -> None:
-    """Seed 003's NUM: optimum (cvxpy), coding gain, distributed convergence."""
+    """Seed 003's NUM: optimum (cvxpy), coding gain, distributed convergence.
+
+    The distributed solution has converged when its total rate ends within 1%
+    of the optimum. When it has not (too few iterations, or a step too large
+    or too small), a warning goes to standard error and --json says
+    "converged": false; the exit status stays 0, as the numbers are what
+    was asked for.
+    """
+    _finite(step=step)
+    if iterations > MOST_ITERATIONS:
+        _fail(f"iterations must be at most {MOST_ITERATIONS:,}, got {iterations}")
     import numpy as np
 
     from ..models import num as nm
@@ -262,6 +318,15 @@ def num(
         base = nm.optimum(topo.without_coding())
         tr = nm.primal_dual(topo, iterations, step)
         state["trace"], state["opt"] = tr, opt
+        distributed = float(tr.total_rate[-1])
+        converged = abs(distributed - opt.total_rate) <= CONVERGED * opt.total_rate
+        if not converged:
+            typer.echo(
+                f"warning: the distributed solution has not converged: total rate {distributed:.4g} against "
+                f"the optimum {opt.total_rate:.4g} after {iterations} iterations of step {step:g}; "
+                "try more --iterations or another --step",
+                err=True,
+            )
         return {
             "topology": topology,
             "flows": list(topo.flows),
@@ -270,7 +335,8 @@ def num(
             "uncoded_total": base.total_rate,
             "coding_gain": opt.total_rate / base.total_rate - 1.0,
             "distributed_rates": tr.rates[-1],
-            "distributed_total": float(tr.total_rate[-1]),
+            "distributed_total": distributed,
+            "converged": converged,
         }
 
     def draw(fig: Figure) -> None:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ._base import app, err, fail, out, say
+from ._base import app, err, fail, out, path, say
 
 reproduce_app = typer.Typer(
     no_args_is_help=True, rich_markup_mode=None, help="Reproduce a seed paper's figures against the simulator."
@@ -17,8 +17,10 @@ reproduce_app = typer.Typer(
 app.add_typer(reproduce_app, name="reproduce")
 
 # The options every reproduction takes.
-OutDir = Annotated[Path, typer.Option("--out", help="Directory for the tables, figures and the results store.")]
-Jobs = Annotated[int | None, typer.Option(help="Parallel runs; default: every core.")]
+OutDir = Annotated[
+    Path, typer.Option("--out", parser=path, help="Directory for the tables, figures and the results store.")
+]
+Jobs = Annotated[int | None, typer.Option(min=1, help="Parallel runs; default: every core.")]
 Dask = Annotated[str | None, typer.Option(help="Run on a Dask cluster: a scheduler address, or 'local'.")]
 AllowFailed = Annotated[
     bool, typer.Option("--allow-failed", help="Exit 0 even if some runs failed (they are still listed).")
@@ -37,6 +39,11 @@ def reproduce_with_progress(
     """Runs a reproduction (a module with `runs_planned` and `reproduce`) behind a progress bar."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from ..files import make_directory
+    from ..store import StoreBusy, StoreError
+    from ..sweep import SweepError
+
+    make_directory(out_dir)  # a bad --out is refused before the runs, not after them
     columns = (TextColumn("runs"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn())
     try:
         with Progress(*columns, console=err(), transient=True, disable=as_json) as bar:
@@ -51,6 +58,8 @@ def reproduce_with_progress(
             )
     except KeyboardInterrupt:
         raise fail(f"interrupted; finished runs are kept in {out_dir / store} and the next run resumes", 130) from None
+    except (StoreBusy, StoreError, SweepError) as e:
+        raise fail(str(e)) from None
     from .. import report
 
     result["figures"].append(report.write(out_dir / store, out_dir / f"{Path(store).stem}-report.html"))
@@ -136,8 +145,8 @@ def reproduce_honc2012(
         'The paper\'s "outperforms by 236% and 143%" is read as +236% and +143% (3.36x, 2.43x), '
         "as eq. (5) and its text imply; the other reading (2.36x, 1.43x) is shown beside it."
     )
-    for path in result["figures"]:
-        out().print(f"wrote {path}")
+    for written in result["figures"]:
+        out().print(f"wrote {written}")
     report_failed(result, out_dir / "honc2012.sqlite", allow_failed)
 
 
@@ -197,8 +206,8 @@ def reproduce_zhang2014(
     for r in shares.itertuples():
         out().print(f"R = {r.R:.4f} ({r.redundancy}): TCP-NC / TCP-Reno throughput = {r.nc_to_reno_ratio:.3f}")
     out().print("paper (sec. 5.6): R = 1.015 gives 1.415, R = 1/(1-p) = 1.064 gives 4.963")
-    for path in result["figures"]:
-        out().print(f"wrote {path}")
+    for written in result["figures"]:
+        out().print(f"wrote {written}")
     report_failed(result, out_dir / "zhang2014.sqlite", allow_failed)
 
 
@@ -249,6 +258,6 @@ def reproduce_tcpforward(
     for r in result["claims"].itertuples():
         table.add_row(r.claim, r.measured, "yes" if r.holds else "no")
     out().print(table)
-    for path in result["figures"]:
-        out().print(f"wrote {path}")
+    for written in result["figures"]:
+        out().print(f"wrote {written}")
     report_failed(result, out_dir / "tcpforward.sqlite", allow_failed)

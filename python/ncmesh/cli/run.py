@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ._base import app, err, fail, out, parse_assignments
+from ._base import app, err, fail, out, parse_assignments, path, scenario_file
 
 
 @app.command()
@@ -27,26 +27,30 @@ def run(
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override a key: --set link_class.wireless.loss=0.1")
     ] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed of the run (overrides the scenario's).")] = None,
+    seed: Annotated[
+        # 2**63 - 1 is simulate.MAX_SEED, written out so that the command line starts without the simulator.
+        int | None, typer.Option(min=0, max=2**63 - 1, help="Seed of the run (overrides the scenario's).")
+    ] = None,
     out_dir: Annotated[
-        Path | None, typer.Option("--out", help="Write the tables (Parquet and CSV) into this directory.")
+        Path | None,
+        typer.Option("--out", parser=path, help="Write the tables (Parquet and CSV) into this directory."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
 ) -> None:
     """Run a scenario and print a summary of its flows."""
-    from ..paths import scenario as scenario_path
-    from ..paths import shipped
     from ..simulate import ScenarioError, execute, load
 
     if set_ is None:
         set_ = []
-    path = scenario_path(scenario)
-    if not path.exists() and Path(scenario).suffix != ".toml":
-        raise fail(f"{scenario}: no such file, and no shipped scenario of that name (shipped: {', '.join(shipped())})")
+    scenario_path = scenario_file(scenario)
     try:
-        simulation = load(path, seed=seed, toml_overrides=parse_assignments(set_))
+        simulation = load(scenario_path, seed=seed, toml_overrides=parse_assignments(set_))
     except ScenarioError as e:
         raise fail(str(e)) from None
+    if out_dir is not None:
+        from ..files import make_directory
+
+        make_directory(out_dir)  # a bad --out is refused before the run, not after it
     try:
         if as_json or not sys.stderr.isatty():
             result = execute(simulation)
@@ -111,7 +115,9 @@ def run(
 
 @app.command()
 def schema(
-    out_file: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of printing.")] = None,
+    out_file: Annotated[
+        Path | None, typer.Option("--out", parser=path, help="Write to this file instead of printing.")
+    ] = None,
 ) -> None:
     """Print the JSON Schema of scenario files, for editors."""
     from ..files import write_text_atomically

@@ -9,13 +9,14 @@ from typing import Annotated, Any
 
 import typer
 
-from ._base import app, err, fail, say
+from ._base import app, err, fail, path, say
 
 
 @app.command("sweep")
 def sweep(
     sweep_file: Annotated[
-        Path, typer.Argument(metavar="SWEEP.toml", help="Sweep file: base scenario, axes, seeds, metrics.")
+        Path,
+        typer.Argument(metavar="SWEEP.toml", parser=path, help="Sweep file: base scenario, axes, seeds, metrics."),
     ],
     jobs: Annotated[
         int | None,
@@ -24,9 +25,9 @@ def sweep(
     dask: Annotated[
         str | None, typer.Option(help="Run on a Dask cluster: a scheduler address, or 'local' to start one here.")
     ] = None,
-    db: Annotated[Path, typer.Option(help="Results store (SQLite); time series go beside it in DB-STEM.runs/.")] = Path(
-        "results.sqlite"
-    ),
+    db: Annotated[
+        Path, typer.Option(parser=path, help="Results store (SQLite); time series go beside it in DB-STEM.runs/.")
+    ] = Path("results.sqlite"),
     rerun: Annotated[bool, typer.Option(help="Run again what the store already holds (default: skip it).")] = False,
     threads: Annotated[bool, typer.Option(help="Local threads instead of worker processes.")] = False,
 ) -> None:
@@ -47,7 +48,7 @@ def sweep(
         TimeRemainingColumn,
     )
 
-    from ..store import StoreBusy
+    from ..store import StoreBusy, StoreError
     from ..sweep import Outcome, SweepError, Task, default_jobs, parse, run_sweep
 
     try:
@@ -104,7 +105,7 @@ def sweep(
             )
     except KeyboardInterrupt:
         raise fail("interrupted before any run was recorded", 130) from None
-    except (StoreBusy, SweepError) as e:
+    except (StoreBusy, StoreError, SweepError) as e:
         raise fail(str(e)) from None
     except OSError as e:
         raise fail(f"{db}: {e.strerror or e}") from None
@@ -129,13 +130,13 @@ def sweep(
 
 @app.command("results")
 def results(
-    db: Annotated[Path, typer.Argument(help="Results store written by ncmesh sweep.")],
+    db: Annotated[Path, typer.Argument(parser=path, help="Results store written by ncmesh sweep.")],
     where: Annotated[
         str | None, typer.Option(help="SQL condition over the columns, e.g. \"status = 'ok' AND seed = 1\".")
     ] = None,
     format: Annotated[str, typer.Option(help="csv, parquet or json.")] = "csv",
     out: Annotated[
-        Path | None, typer.Option(help="Output file (default: standard output; required for parquet).")
+        Path | None, typer.Option(parser=path, help="Output file (default: standard output; required for parquet).")
     ] = None,
 ) -> None:
     """Export the runs of a results store as a table, one row per run."""
@@ -144,7 +145,7 @@ def results(
     try:
         table = store_results.load(db, where)
         text = store_results.export(table, format, out)
-    except (FileNotFoundError, ValueError) as e:
+    except ValueError as e:
         raise fail(str(e)) from None
     except Exception as e:
         # DuckDB (for --where) and sqlite3 raise their own types for a bad condition or a damaged store.
@@ -157,8 +158,8 @@ def results(
 
 @app.command("report")
 def report(
-    db: Annotated[Path, typer.Argument(help="Results store written by ncmesh sweep.")],
-    out: Annotated[Path, typer.Option(help="HTML file to write.")] = Path("report.html"),
+    db: Annotated[Path, typer.Argument(parser=path, help="Results store written by ncmesh sweep.")],
+    out: Annotated[Path, typer.Option(parser=path, help="HTML file to write.")] = Path("report.html"),
     run: Annotated[
         str | None,
         typer.Option("--run", help="Key (or key prefix) of the run whose time series the page opens with."),
@@ -178,9 +179,7 @@ def report(
     from .. import report as html_report
 
     try:
-        path = html_report.write(db, out, run, baseline)
-    except (FileNotFoundError, ValueError) as e:
+        written = html_report.write(db, out, run, baseline)
+    except ValueError as e:
         raise fail(str(e)) from None
-    except OSError as e:
-        raise fail(f"{out}: {e.strerror or e}") from None
-    say(f"wrote {path}")
+    say(f"wrote {written}")
