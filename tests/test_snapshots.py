@@ -32,6 +32,8 @@ SHIPPED = [
     "honc-single-path",
     "lossy-chain",
     "single-lossy-link",
+    "tcpforward-tandem",
+    "tcpforward-tandem-wifi",
     "wifi-hidden-pair",
     "wifi-line",
     "wifi-saturated-link",
