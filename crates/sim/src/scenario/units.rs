@@ -15,13 +15,37 @@ pub struct Seconds(pub Duration);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rate(pub u64);
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum NumberOrText<'a> {
+/// A number, or text with a unit, as written; a missing key or another type
+/// is left to serde, so that its error names what is missing or found.
+enum NumberOrText {
     Number(f64),
-    #[serde(borrow)]
-    Text(Cow<'a, str>),
+    Text(String),
 }
+
+struct NumberOrTextVisitor(&'static str);
+
+impl serde::de::Visitor<'_> for NumberOrTextVisitor {
+    type Value = NumberOrText;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<NumberOrText, E> {
+        Ok(NumberOrText::Number(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<NumberOrText, E> {
+        Ok(NumberOrText::Number(v as f64))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<NumberOrText, E> {
+        Ok(NumberOrText::Number(v as f64))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<NumberOrText, E> {
+        Ok(NumberOrText::Text(v.to_string()))
+    }
+}
+
+const TIME: &str = "a time: seconds as a number, or a string such as \"100ms\"";
+const RATE: &str = "a rate: bit/s as a number, or a string such as \"1Mbps\"";
 
 fn split_unit(text: &str) -> (&str, &str) {
     let text = text.trim();
@@ -61,9 +85,7 @@ fn parse_rate(text: &str) -> Result<f64, String> {
 
 impl<'de> Deserialize<'de> for Seconds {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let seconds = match NumberOrText::deserialize(d).map_err(|_| {
-            serde::de::Error::custom("expected a time: seconds as a number, or a string such as \"100ms\"")
-        })? {
+        let seconds = match d.deserialize_any(NumberOrTextVisitor(TIME))? {
             NumberOrText::Number(x) => x,
             NumberOrText::Text(t) => parse_seconds(&t).map_err(serde::de::Error::custom)?,
         };
@@ -76,9 +98,7 @@ impl<'de> Deserialize<'de> for Seconds {
 
 impl<'de> Deserialize<'de> for Rate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let bps = match NumberOrText::deserialize(d).map_err(|_| {
-            serde::de::Error::custom("expected a rate: bit/s as a number, or a string such as \"1Mbps\"")
-        })? {
+        let bps = match d.deserialize_any(NumberOrTextVisitor(RATE))? {
             NumberOrText::Number(x) => x,
             NumberOrText::Text(t) => parse_rate(&t).map_err(serde::de::Error::custom)?,
         };
