@@ -226,6 +226,48 @@ fn overrides_may_set_known_keys_the_file_leaves_out() {
     assert_eq!((key.as_str(), message.as_str()), ("links.7.loss", "index 7 is past the end of an array of 2"));
 }
 
+const CBR: &str = "app = \"cbr\"\nrate = \"1Mbps\"";
+
+#[test]
+fn udp_rates_and_datagrams_are_bounded() {
+    let (key, line, message) = refused(&edit("app = \"bulk\"", "app = \"cbr\"\nrate = 1e11"));
+    assert_eq!((key.as_str(), line), ("flows[0].rate", Some(21)));
+    assert_eq!(
+        message,
+        "expected at most one datagram a microsecond, 8000000000 bit/s with packet_size = 1000 bytes, found 100000000000"
+    );
+    let (key, line, message) = refused(&edit("app = \"bulk\"", "app = \"cbr\"\nrate = 1e14"));
+    assert_eq!(
+        (key.as_str(), line, message.as_str()),
+        ("flows[0].rate", Some(21), "expected a rate of at most 1 Tbit/s (1e12 bit/s), found 1e14")
+    );
+    let (key, _, message) = refused(&edit("app = \"bulk\"", "app = \"onoff\"\nrate = \"9Gbps\""));
+    assert!(key == "flows[0].rate" && message.contains("one datagram a microsecond"), "{key}: {message}");
+    let (key, line, message) = refused(&edit("app = \"bulk\"", "app = \"cbr\"\nrate = 1e300"));
+    assert_eq!((key.as_str(), line), ("flows[0].rate", Some(21)));
+    assert!(message.contains("at most 1 Tbit/s"), "{message}");
+    let (key, line, message) = refused(&edit("app = \"bulk\"", &format!("{CBR}\npacket_size = 65508")));
+    assert_eq!((key.as_str(), line), ("flows[0].packet_size", Some(22)));
+    assert!(message.starts_with("expected at most 65507 bytes"), "{message}");
+    assert_eq!(refused(&edit("app = \"bulk\"", &format!("{CBR}\npacket_size = 100000000"))).0, "flows[0].packet_size");
+    assert!(load(&edit("app = \"bulk\"", &format!("{CBR}\npacket_size = 65507")), &[]).is_ok());
+    assert!(load(&edit("app = \"bulk\"", "app = \"cbr\"\nrate = 8e9"), &[]).is_ok());
+}
+
+#[test]
+fn capacities_delays_and_durations_are_bounded() {
+    let (key, line, message) = refused(&edit("capacity = \"1Mbps\"", "capacity = 1e300"));
+    assert_eq!((key.as_str(), line), ("link_class.radio.capacity", Some(5)));
+    assert!(message.contains("at most 1 Tbit/s"), "{message}");
+    let (key, line, message) = refused(&edit("loss = 0.1", "delay = 1e300"));
+    assert_eq!((key.as_str(), line), ("links[1].delay", Some(15)));
+    assert!(message.starts_with("expected a time of at most 1e7 s"), "{message}");
+    let (key, line, message) = refused(&edit("duration = 10", "duration = 1e300"));
+    assert_eq!((key.as_str(), line), ("duration", Some(1)));
+    assert!(message.contains("at most 1e7 s") && message.contains("1e300"), "{message}");
+    assert!(load(&edit("duration = 10", "duration = \"10000000s\""), &[]).is_ok());
+}
+
 const TCP: &str = "\n[tcp]\nvariant = \"newreno\"\nmss = 1000\n";
 
 #[test]

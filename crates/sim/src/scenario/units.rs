@@ -15,6 +15,18 @@ pub struct Seconds(pub Duration);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rate(pub u64);
 
+/// The longest time a scenario may give, in seconds (about 116 days). The
+/// simulator's clock counts nanoseconds in a `u64` (584 years), and a run
+/// adds times together (start, delays, timeouts); this bound keeps every sum
+/// far from overflow, a rate times a time in bytes within a `u64` (with
+/// [`MAX_RATE`]), and the default one-second probes within their
+/// 10-million-sample cap.
+pub const MAX_SECONDS: f64 = 1e7;
+
+/// The highest rate a scenario may give, in bit/s (1 Tbit/s): with
+/// [`MAX_SECONDS`], the bytes a rate carries over a run fit a `u64`.
+pub const MAX_RATE: f64 = 1e12;
+
 /// A number, or text with a unit, as written; a missing key or another type
 /// is left to serde, so that its error names what is missing or found.
 enum NumberOrText {
@@ -92,6 +104,11 @@ impl<'de> Deserialize<'de> for Seconds {
         if !(seconds.is_finite() && seconds >= 0.0) {
             return Err(serde::de::Error::custom(format!("expected a non-negative time, found {seconds}")));
         }
+        if seconds > MAX_SECONDS {
+            return Err(serde::de::Error::custom(format!(
+                "expected a time of at most {MAX_SECONDS:e} s (about 116 days), found {seconds:e} s"
+            )));
+        }
         Ok(Seconds(Duration::from_secs_f64(seconds)))
     }
 }
@@ -104,6 +121,11 @@ impl<'de> Deserialize<'de> for Rate {
         };
         if !(bps.is_finite() && bps >= 1.0) {
             return Err(serde::de::Error::custom(format!("expected a positive rate of at least 1 bit/s, found {bps}")));
+        }
+        if bps > MAX_RATE {
+            return Err(serde::de::Error::custom(format!(
+                "expected a rate of at most 1 Tbit/s ({MAX_RATE:e} bit/s), found {bps:e}"
+            )));
         }
         Ok(Rate(bps.round() as u64))
     }
@@ -129,7 +151,7 @@ impl JsonSchema for Seconds {
         schemars::json_schema!({
             "description": "A time: seconds as a number, or a string with a unit (s, ms, us, ns, min, h).",
             "anyOf": [
-                {"type": "number", "minimum": 0},
+                {"type": "number", "minimum": 0, "maximum": MAX_SECONDS},
                 {"type": "string", "pattern": "^\\s*[0-9.eE+-]+\\s*(s|sec|ms|us|µs|ns|min|h)?\\s*$"}
             ]
         })
@@ -144,7 +166,7 @@ impl JsonSchema for Rate {
         schemars::json_schema!({
             "description": "A bit rate: bit/s as a number, or a string with a unit (bps, kbps, Mbps, Gbps).",
             "anyOf": [
-                {"type": "number", "minimum": 1},
+                {"type": "number", "minimum": 1, "maximum": MAX_RATE},
                 {"type": "string", "pattern": "(?i)^\\s*[0-9.eE+-]+\\s*(bps|kbps|mbps|gbps|bit/s|kbit/s|mbit/s|gbit/s)?\\s*$"}
             ]
         })
