@@ -127,3 +127,13 @@ mod never_panics {
         }
     }
 }
+
+#[test]
+fn overrides_reach_the_channel_and_name_themselves() {
+    let s = load(GOOD, &[("wifi.rts_threshold", "0"), ("wifi.placement.spacing", "8")]).unwrap();
+    assert_eq!(s.spec.wifi.as_ref().map(|w| w.rts_threshold), Some(0));
+    let e = load(GOOD, &[("wifi.rts_treshold", "0")]).unwrap_err().to_string();
+    assert!(e.starts_with("--set wifi.rts_treshold: wifi.rts_treshold: unknown field `rts_treshold`"), "{e}");
+    let e = load(GOOD, &[("wifi.sense", "10")]).unwrap_err().to_string();
+    assert!(e.starts_with("--set wifi.sense: wifi.sense: ") && e.contains("at least the reach"), "{e}");
+}

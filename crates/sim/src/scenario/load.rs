@@ -8,7 +8,7 @@ use ncmesh_proto::params::{Invalid, KeyPath, Step};
 use ncmesh_proto::scheme::{ParsedParams, Registry};
 use ncmesh_proto::tcp::{Profile, TcpConfig};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use toml::de::{DeTable, DeValue};
 use toml::{Table, Value};
 
@@ -30,9 +30,11 @@ pub enum ScenarioError {
     /// A key is unknown, has the wrong type, or a value is out of range or refers to nothing.
     #[error("{origin}{}: {key}: {message}", at(*line))]
     Invalid { origin: String, key: String, line: Option<usize>, message: String },
-    /// A `--set key=value` override cannot be applied.
-    #[error("--set {assignment}: {message}")]
-    Override { assignment: String, message: String },
+    /// A `--set key=value` override cannot be applied, or sets a value that
+    /// is refused. Its value is not repeated, so that a key at fault gives
+    /// one message whatever it is set to.
+    #[error("--set {key}: {message}")]
+    Override { key: String, message: String },
 }
 
 fn at(line: Option<usize>) -> String {
@@ -73,26 +75,47 @@ impl Scenario {
         };
         let syntax = |line, message: String| ScenarioError::Syntax { origin: origin.to_string(), line, message };
         let doc: Table = if is_toml {
-            toml::from_str(text)
-                .map_err(|e| syntax(e.span().map(|s| line_of(text, s.start)), e.message().trim().to_string()))?
+            toml::from_str(text).map_err(|e| {
+                let span = e.span();
+                syntax(span.as_ref().map(|s| line_of(text, s.start)), syntax_message(text, span, e.message()))
+            })?
         } else {
             serde_json::from_str(text).map_err(|e| syntax(Some(e.line()), e.to_string()))?
         };
         let spans = if is_toml { DeTable::parse(text).ok().map(|t| t.into_inner()) } else { None };
-        let invalid = |e: Invalid| ScenarioError::Invalid {
-            origin: origin.to_string(),
-            line: spans.as_ref().and_then(|t| locate(t, &e.path)).map(|offset| line_of(text, offset)),
-            key: e.path.to_string(),
-            message: e.message,
+        let written = Value::Table(doc.clone());
+        let mut inherited = Inherited::default();
+        // An error is reported where its value was written: in the file, or
+        // in the last override that set it or added the entry at fault.
+        let invalid = |e: Invalid, inherited: &Inherited| {
+            let path = inherited.origin(e.path);
+            let set_by = overrides.iter().rev().find(|(key, _)| {
+                let set = key_path(key);
+                is_under(&path, &set) || (is_under(&set, &path) && !contains(&written, &path))
+            });
+            match set_by {
+                Some((key, _)) => {
+                    ScenarioError::Override { key: key.clone(), message: format!("{path}: {}", e.message) }
+                }
+                None => ScenarioError::Invalid {
+                    origin: origin.to_string(),
+                    line: spans.as_ref().and_then(|t| locate(t, &path)).map(|offset| line_of(text, offset)),
+                    key: path.to_string(),
+                    message: e.message,
+                },
+            }
         };
 
+        let schema = scenario_schema();
         let mut doc = Value::Table(doc);
         for (key, value) in overrides {
-            apply_override(&mut doc, key, value)?;
+            apply_override(&mut doc, key, value, schema)?;
         }
-        resolve(&mut doc).map_err(&invalid)?;
-        let mut spec: ScenarioSpec = serde_path_to_error::deserialize(doc).map_err(|e| invalid(from_serde(e)))?;
-        let (params, channel) = super::validate::validate(&spec, &registry).map_err(invalid)?;
+        check_tables(&doc, &Shapes::of(schema, schema), &KeyPath::default()).map_err(|e| invalid(e, &inherited))?;
+        resolve(&mut doc, &mut inherited).map_err(|e| invalid(e, &inherited))?;
+        let mut spec: ScenarioSpec =
+            serde_path_to_error::deserialize(doc).map_err(|e| invalid(from_serde(e), &inherited))?;
+        let (params, channel) = super::validate::validate(&spec, &registry).map_err(|e| invalid(e, &inherited))?;
         spec.coding.params = params.iter().map(|(k, p)| (k.clone(), p.table.clone())).collect();
         Ok(Scenario { spec, params, registry, channel })
     }
@@ -113,7 +136,177 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 fn from_serde(e: serde_path_to_error::Error<toml::de::Error>) -> Invalid {
-    Invalid::new(KeyPath::from_serde(e.path()), e.inner().message().trim())
+    let path = KeyPath::from_serde(e.path());
+    let message = e.inner().message().trim();
+    // serde names a missing key in the message, at the table that lacks it.
+    match message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
+        Some(key) => Invalid::new(path.key(key), format!("missing key `{key}`, which is required")),
+        None => Invalid::new(path, message),
+    }
+}
+
+/// The TOML parser's message, with the key a "duplicate key" error points at.
+fn syntax_message(text: &str, span: Option<std::ops::Range<usize>>, message: &str) -> String {
+    let message = message.trim();
+    let quoted = span.and_then(|s| text.get(s)).map(str::trim).filter(|k| !k.is_empty() && !k.contains('\n'));
+    match quoted {
+        Some(key) if message == "duplicate key" => {
+            format!("duplicate key `{key}`: each key and table may be defined only once")
+        }
+        _ => message.to_string(),
+    }
+}
+
+/// Whether `path` is `prefix` or lies under it.
+fn is_under(path: &KeyPath, prefix: &KeyPath) -> bool {
+    path.0.starts_with(&prefix.0)
+}
+
+/// An override's dotted key as a path; its numbers index arrays.
+fn key_path(key: &str) -> KeyPath {
+    KeyPath(key.split('.').map(|s| s.parse().map_or_else(|_| Step::Key(s.to_string()), Step::Index)).collect())
+}
+
+/// Whether the document has a value at `path`.
+fn contains(doc: &Value, path: &KeyPath) -> bool {
+    let mut here = doc;
+    for step in &path.0 {
+        let next = match (step, here) {
+            (Step::Key(k), Value::Table(t)) => t.get(k),
+            (Step::Index(i), Value::Array(a)) => a.get(*i),
+            _ => None,
+        };
+        match next {
+            Some(v) => here = v,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Where values copied by [`resolve`] came from: a link's key from its
+/// class, a flow's TCP key from `[tcp]`. Errors name the original.
+#[derive(Default)]
+struct Inherited(Vec<(KeyPath, KeyPath)>);
+
+impl Inherited {
+    fn origin(&self, path: KeyPath) -> KeyPath {
+        let from = self.0.iter().filter(|(copy, _)| is_under(&path, copy));
+        match from.max_by_key(|(copy, _)| copy.0.len()) {
+            Some((copy, origin)) => KeyPath(origin.0.iter().chain(&path.0[copy.0.len()..]).cloned().collect()),
+            None => path,
+        }
+    }
+}
+
+/// The scenario's JSON Schema, which knows every table's keys, and which
+/// tables are keyed by names the user chooses (`link_class.NAME`).
+fn scenario_schema() -> &'static serde_json::Value {
+    static SCHEMA: OnceLock<serde_json::Value> = OnceLock::new();
+    SCHEMA.get_or_init(|| serde_json::to_value(schemars::schema_for!(ScenarioSpec)).expect("a schema serialises"))
+}
+
+/// The schemas a value may match at one place of the document, with
+/// references and alternatives followed.
+struct Shapes<'a> {
+    root: &'a serde_json::Value,
+    all: Vec<&'a serde_json::Value>,
+}
+
+impl<'a> Shapes<'a> {
+    fn of(root: &'a serde_json::Value, schema: &'a serde_json::Value) -> Shapes<'a> {
+        let mut shapes = Shapes { root, all: Vec::new() };
+        shapes.add(schema, 0);
+        shapes
+    }
+
+    fn add(&mut self, schema: &'a serde_json::Value, depth: usize) {
+        if depth > 32 {
+            return;
+        }
+        if let Some(name) = schema.get("$ref").and_then(|r| r.as_str()).and_then(|r| r.rsplit('/').next()) {
+            if let Some(target) = self.root.get("$defs").and_then(|d| d.get(name)) {
+                self.add(target, depth + 1);
+            }
+        }
+        for alternatives in ["anyOf", "oneOf", "allOf"] {
+            for branch in schema.get(alternatives).and_then(|a| a.as_array()).into_iter().flatten() {
+                self.add(branch, depth + 1);
+            }
+        }
+        self.all.push(schema);
+    }
+
+    /// The schemas of the entry `key` of a table.
+    fn key(&self, key: &str) -> Shapes<'a> {
+        let mut next = Shapes { root: self.root, all: Vec::new() };
+        for s in &self.all {
+            match s.get("properties").and_then(|p| p.get(key)) {
+                Some(field) => next.add(field, 0),
+                None => {
+                    if let Some(entry) = s.get("additionalProperties").filter(|a| a.is_object()) {
+                        next.add(entry, 0);
+                    }
+                }
+            }
+        }
+        next
+    }
+
+    /// The schemas of element `i` of an array.
+    fn index(&self, i: usize) -> Shapes<'a> {
+        let mut next = Shapes { root: self.root, all: Vec::new() };
+        for s in &self.all {
+            if let Some(item) = s.get("prefixItems").and_then(|p| p.get(i)) {
+                next.add(item, 0);
+            } else if let Some(items) = s.get("items").filter(|i| i.is_object()) {
+                next.add(items, 0);
+            }
+        }
+        next
+    }
+
+    /// A table whose keys are names the user chooses: nothing lists `key`,
+    /// and entries take any name.
+    fn is_named(&self, key: &str) -> bool {
+        let lists = |s: &&serde_json::Value| s.get("properties").is_some_and(|p| p.get(key).is_some());
+        let any_name = |s: &&serde_json::Value| s.get("additionalProperties").is_some_and(|a| a.is_object());
+        !self.all.iter().any(lists) && self.all.iter().any(any_name)
+    }
+
+    /// Only a table fits here, not an array.
+    fn is_table_only(&self) -> bool {
+        let types = |s: &serde_json::Value| -> Vec<String> {
+            match s.get("type") {
+                Some(serde_json::Value::String(t)) => vec![t.clone()],
+                Some(serde_json::Value::Array(ts)) => ts.iter().filter_map(|t| t.as_str().map(String::from)).collect(),
+                _ => vec![],
+            }
+        };
+        let table = |s: &&&serde_json::Value| types(s).iter().any(|t| t == "object") || s.get("properties").is_some();
+        let array = |s: &&&serde_json::Value| types(s).iter().any(|t| t == "array") || s.get("items").is_some();
+        let open = |s: &&&serde_json::Value| {
+            s.as_object().is_some_and(|o| {
+                !["type", "properties", "items", "$ref", "anyOf", "oneOf", "allOf", "enum", "const"]
+                    .iter()
+                    .any(|k| o.contains_key(*k))
+            })
+        };
+        self.all.iter().any(|s| table(&s)) && !self.all.iter().any(|s| array(&s) || open(&s))
+    }
+}
+
+/// Refuses an array where only a table fits: serde would read it as the
+/// table's fields in order, and report a type error deep inside it.
+fn check_tables(value: &Value, shapes: &Shapes<'_>, at: &KeyPath) -> Result<(), Invalid> {
+    match value {
+        Value::Table(t) => t.iter().try_for_each(|(k, v)| check_tables(v, &shapes.key(k), &at.key(k))),
+        Value::Array(a) if shapes.is_table_only() => {
+            Err(Invalid::new(at.clone(), format!("expected a table, found an array of {}", a.len())))
+        }
+        Value::Array(a) => a.iter().enumerate().try_for_each(|(i, v)| check_tables(v, &shapes.index(i), &at.index(i))),
+        _ => Ok(()),
+    }
 }
 
 /// The byte offset of the deepest part of `path` present in the document.
@@ -145,43 +338,60 @@ fn locate(table: &DeTable<'_>, path: &KeyPath) -> Option<usize> {
 
 /// Applies `key=value` to the raw document: the value is read as TOML
 /// (`0.1`, `"newreno"`, `[1, 3]`), or taken as a string if it does not parse;
-/// numeric steps index arrays (`links.0.loss`).
-fn apply_override(doc: &mut Value, key: &str, raw: &str) -> Result<(), ScenarioError> {
-    let fail = |message: String| ScenarioError::Override { assignment: format!("{key}={raw}"), message };
-    let value = format!("v = {raw}")
-        .parse::<Table>()
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| Value::String(raw.to_string()));
+/// numeric steps index arrays (`links.0.loss`). An override changes what the
+/// file has or could have: it may set a known key the file leaves out, but
+/// not add an entry to a table of user-chosen names, where a misspelt name
+/// would add an entry that nothing uses.
+fn apply_override(doc: &mut Value, key: &str, raw: &str, schema: &serde_json::Value) -> Result<(), ScenarioError> {
+    let fail = |message: String| ScenarioError::Override { key: key.to_string(), message };
+    let value = match format!("v = {raw}").parse::<Table>().ok().and_then(|mut t| t.remove("v")) {
+        Some(value) => value,
+        None if raw.trim().parse::<i128>().is_ok() => {
+            return Err(fail(format!(
+                "expected an integer from -2^63 to 2^63 - 1, what TOML holds, found {}",
+                raw.trim()
+            )))
+        }
+        None => Value::String(raw.to_string()),
+    };
     let steps: Vec<&str> = key.split('.').collect();
     if steps.iter().any(|s| s.is_empty()) {
         return Err(fail("expected a dotted key such as link_class.wireless.loss".into()));
     }
-    let (last, parents) = steps.split_last().expect("split yields at least one piece");
+    let mut shapes = Shapes::of(schema, schema);
+    let mut at = KeyPath::default();
     let mut slot: &mut Value = doc;
-    for step in parents {
+    for (n, step) in steps.iter().enumerate() {
+        let is_last = n + 1 == steps.len();
         slot = match slot {
-            Value::Table(t) => t.entry(step.to_string()).or_insert_with(|| Value::Table(Table::new())),
+            Value::Table(t) => {
+                if !t.contains_key(*step) && shapes.is_named(step) {
+                    let names: Vec<&String> = t.keys().collect();
+                    let expected = if names.is_empty() {
+                        format!("{at} has no entries")
+                    } else {
+                        format!("expected one of {names:?}")
+                    };
+                    return Err(fail(format!("no entry {step:?} in {at}, and an override cannot add one; {expected}")));
+                }
+                let fresh = if is_last { value.clone() } else { Value::Table(Table::new()) };
+                let entry = t.entry(step.to_string()).or_insert(fresh);
+                shapes = shapes.key(step);
+                at = at.key(step);
+                entry
+            }
             Value::Array(a) => {
                 let len = a.len();
                 let i: usize =
                     step.parse().map_err(|_| fail(format!("{step:?} indexes an array; expected a number")))?;
+                shapes = shapes.index(i);
+                at = at.index(i);
                 a.get_mut(i).ok_or_else(|| fail(format!("index {i} is past the end of an array of {len}")))?
             }
             _ => return Err(fail(format!("{step:?} is inside a value that is not a table or array"))),
         };
     }
-    match slot {
-        Value::Table(t) => {
-            t.insert(last.to_string(), value);
-        }
-        Value::Array(a) => {
-            let len = a.len();
-            let i: usize = last.parse().map_err(|_| fail(format!("{last:?} indexes an array; expected a number")))?;
-            *a.get_mut(i).ok_or_else(|| fail(format!("index {i} is past the end of an array of {len}")))? = value;
-        }
-        _ => return Err(fail(format!("{last:?} is inside a value that is not a table or array"))),
-    }
+    *slot = value;
     Ok(())
 }
 
@@ -189,7 +399,7 @@ fn apply_override(doc: &mut Value, key: &str, raw: &str) -> Result<(), ScenarioE
 /// flow's, and each `tcp` table's `profile` into that stack's defaults
 /// under its own keys, so that the typed document is complete and `--set`
 /// on a class or on `tcp` reaches every user of it.
-fn resolve(doc: &mut Value) -> Result<(), Invalid> {
+fn resolve(doc: &mut Value, inherited: &mut Inherited) -> Result<(), Invalid> {
     let root = KeyPath::default();
     let Value::Table(top) = doc else { unreachable!("documents are tables") };
     let classes = top.get("link_class").cloned();
@@ -201,6 +411,7 @@ fn resolve(doc: &mut Value) -> Result<(), Invalid> {
             let Value::String(name) = class else {
                 return Err(Invalid::new(path, "expected the name of a link class"));
             };
+            let name = name.clone();
             let Some(Value::Table(defaults)) = classes.as_ref().and_then(|c| c.get(name.as_str())) else {
                 let known: Vec<String> = match &classes {
                     Some(Value::Table(c)) => c.keys().cloned().collect(),
@@ -209,15 +420,24 @@ fn resolve(doc: &mut Value) -> Result<(), Invalid> {
                 return Err(Invalid::new(path, format!("no link class {name:?}; defined: {known:?}")));
             };
             for (k, v) in defaults {
-                link.entry(k.clone()).or_insert_with(|| v.clone());
+                if !link.contains_key(k) {
+                    link.insert(k.clone(), v.clone());
+                    let copy = root.key("links").index(i).key(k);
+                    inherited.0.push((copy, root.key("link_class").key(&name).key(k)));
+                }
             }
         }
     }
     let tcp = top.get("tcp").cloned();
     if let (Some(tcp), Some(Value::Array(flows))) = (tcp, top.get_mut("flows")) {
-        for flow in flows.iter_mut() {
+        for (i, flow) in flows.iter_mut().enumerate() {
             let Value::Table(flow) = flow else { continue };
             let own = flow.remove("tcp").unwrap_or_else(|| Value::Table(Table::new()));
+            for k in tcp.as_table().into_iter().flat_map(|t| t.keys()) {
+                if !own.as_table().is_some_and(|t| t.contains_key(k)) {
+                    inherited.0.push((root.key("flows").index(i).key("tcp").key(k), root.key("tcp").key(k)));
+                }
+            }
             flow.insert("tcp".into(), merged(tcp.clone(), own));
         }
     }

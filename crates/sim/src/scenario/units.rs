@@ -15,13 +15,49 @@ pub struct Seconds(pub Duration);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rate(pub u64);
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum NumberOrText<'a> {
+/// The longest time a scenario may give, in seconds (about 116 days). The
+/// simulator's clock counts nanoseconds in a `u64` (584 years), and a run
+/// adds times together (start, delays, timeouts); this bound keeps every sum
+/// far from overflow, a rate times a time in bytes within a `u64` (with
+/// [`MAX_RATE`]), and the default one-second probes within their
+/// 10-million-sample cap.
+pub const MAX_SECONDS: f64 = 1e7;
+
+/// The highest rate a scenario may give, in bit/s (1 Tbit/s): with
+/// [`MAX_SECONDS`], the bytes a rate carries over a run fit a `u64`.
+pub const MAX_RATE: f64 = 1e12;
+
+/// A number, or text with a unit, as written; a missing key or another type
+/// is left to serde, so that its error names what is missing or found.
+enum NumberOrText {
     Number(f64),
-    #[serde(borrow)]
-    Text(Cow<'a, str>),
+    Text(String),
 }
+
+struct NumberOrTextVisitor(&'static str);
+
+impl serde::de::Visitor<'_> for NumberOrTextVisitor {
+    type Value = NumberOrText;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<NumberOrText, E> {
+        Ok(NumberOrText::Number(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<NumberOrText, E> {
+        Ok(NumberOrText::Number(v as f64))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<NumberOrText, E> {
+        Ok(NumberOrText::Number(v as f64))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<NumberOrText, E> {
+        Ok(NumberOrText::Text(v.to_string()))
+    }
+}
+
+const TIME: &str = "a time: seconds as a number, or a string such as \"100ms\"";
+const RATE: &str = "a rate: bit/s as a number, or a string such as \"1Mbps\"";
 
 fn split_unit(text: &str) -> (&str, &str) {
     let text = text.trim();
@@ -61,14 +97,17 @@ fn parse_rate(text: &str) -> Result<f64, String> {
 
 impl<'de> Deserialize<'de> for Seconds {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let seconds = match NumberOrText::deserialize(d).map_err(|_| {
-            serde::de::Error::custom("expected a time: seconds as a number, or a string such as \"100ms\"")
-        })? {
+        let seconds = match d.deserialize_any(NumberOrTextVisitor(TIME))? {
             NumberOrText::Number(x) => x,
             NumberOrText::Text(t) => parse_seconds(&t).map_err(serde::de::Error::custom)?,
         };
         if !(seconds.is_finite() && seconds >= 0.0) {
             return Err(serde::de::Error::custom(format!("expected a non-negative time, found {seconds}")));
+        }
+        if seconds > MAX_SECONDS {
+            return Err(serde::de::Error::custom(format!(
+                "expected a time of at most {MAX_SECONDS:e} s (about 116 days), found {seconds:e} s"
+            )));
         }
         Ok(Seconds(Duration::from_secs_f64(seconds)))
     }
@@ -76,14 +115,17 @@ impl<'de> Deserialize<'de> for Seconds {
 
 impl<'de> Deserialize<'de> for Rate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let bps = match NumberOrText::deserialize(d).map_err(|_| {
-            serde::de::Error::custom("expected a rate: bit/s as a number, or a string such as \"1Mbps\"")
-        })? {
+        let bps = match d.deserialize_any(NumberOrTextVisitor(RATE))? {
             NumberOrText::Number(x) => x,
             NumberOrText::Text(t) => parse_rate(&t).map_err(serde::de::Error::custom)?,
         };
         if !(bps.is_finite() && bps >= 1.0) {
             return Err(serde::de::Error::custom(format!("expected a positive rate of at least 1 bit/s, found {bps}")));
+        }
+        if bps > MAX_RATE {
+            return Err(serde::de::Error::custom(format!(
+                "expected a rate of at most 1 Tbit/s ({MAX_RATE:e} bit/s), found {bps:e}"
+            )));
         }
         Ok(Rate(bps.round() as u64))
     }
@@ -109,7 +151,7 @@ impl JsonSchema for Seconds {
         schemars::json_schema!({
             "description": "A time: seconds as a number, or a string with a unit (s, ms, us, ns, min, h).",
             "anyOf": [
-                {"type": "number", "minimum": 0},
+                {"type": "number", "minimum": 0, "maximum": MAX_SECONDS},
                 {"type": "string", "pattern": "^\\s*[0-9.eE+-]+\\s*(s|sec|ms|us|µs|ns|min|h)?\\s*$"}
             ]
         })
@@ -124,7 +166,7 @@ impl JsonSchema for Rate {
         schemars::json_schema!({
             "description": "A bit rate: bit/s as a number, or a string with a unit (bps, kbps, Mbps, Gbps).",
             "anyOf": [
-                {"type": "number", "minimum": 1},
+                {"type": "number", "minimum": 1, "maximum": MAX_RATE},
                 {"type": "string", "pattern": "(?i)^\\s*[0-9.eE+-]+\\s*(bps|kbps|mbps|gbps|bit/s|kbit/s|mbit/s|gbit/s)?\\s*$"}
             ]
         })

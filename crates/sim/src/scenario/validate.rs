@@ -8,9 +8,20 @@ use crate::medium::wifi::Channel;
 use crate::routing::{first_cycle, Topology};
 use ncmesh_proto::params::{probability, Invalid, KeyPath, Validate};
 use ncmesh_proto::scheme::{ParsedParams, Registry, NONE};
+use ncmesh_proto::wire::{ipv4, udp};
 use std::collections::{BTreeMap, HashSet};
 
 type Check = Result<(), Invalid>;
+
+/// The largest UDP payload: an IPv4 packet's total length (65535 bytes) less
+/// the IPv4 and UDP headers the simulator puts in front of it.
+const MAX_PACKET_SIZE: u32 = (65_535 - ipv4::HEADER_LEN - udp::HEADER_LEN) as u32;
+
+/// A UDP application sends at most one datagram a microsecond: faster than
+/// any link the simulator models carries them (8 Gbit/s of 1000-byte
+/// datagrams), and a run's events then grow with its duration at a pace it
+/// can keep, where a gap below the clock's nanosecond would stop time.
+const MAX_DATAGRAMS_PER_SECOND: u64 = 1_000_000;
 
 fn fail(path: KeyPath, message: impl Into<String>) -> Check {
     Err(Invalid::new(path, message))
@@ -174,10 +185,31 @@ pub(crate) fn validate(
                 at.key("packet_size"),
                 "expected at least 8 bytes: the first 8 say where a datagram sits in the flow's stream",
             )?,
+            AppKind::Cbr | AppKind::OnOff if flow.packet_size > MAX_PACKET_SIZE => fail(
+                at.key("packet_size"),
+                format!(
+                    "expected at most {MAX_PACKET_SIZE} bytes, what an IPv4 packet holds with its IPv4 and UDP \
+                     headers, found {}",
+                    flow.packet_size
+                ),
+            )?,
             AppKind::OnOff if flow.on_time.0.as_nanos() == 0 => {
                 fail(at.key("on_time"), "expected a positive mean on time")?
             }
             _ => {}
+        }
+        if let (AppKind::Cbr | AppKind::OnOff, Some(rate)) = (flow.app, flow.rate) {
+            let fastest = MAX_DATAGRAMS_PER_SECOND * 8 * u64::from(flow.packet_size);
+            if rate.0 > fastest {
+                fail(
+                    at.key("rate"),
+                    format!(
+                        "expected at most one datagram a microsecond, {fastest} bit/s with packet_size = {} bytes, \
+                         found {}",
+                        flow.packet_size, rate.0
+                    ),
+                )?;
+            }
         }
         flow.tcp.validate().map_err(|e| e.under(&at.key("tcp")))?;
         if let Some(name) = &flow.coding {
