@@ -220,8 +220,8 @@ impl ForwardSink {
     /// segments that are new to the sink, each acknowledged.
     ///
     /// A decoded segment that fails its TCP checksum means a corrupted
-    /// symbol reached the window's decoder (the format carries no checksum
-    /// of its own), and every segment solved through it may be wrong: the
+    /// symbol reached the window's decoder (damage the message checksum
+    /// missed), and every segment solved through it may be wrong: the
     /// window's decoder is dropped, the segment is neither kept nor
     /// acknowledged, and the window decodes again from later symbols, with
     /// the segments that passed their checksums. Kept, it would be
